@@ -1,0 +1,285 @@
+// seer_env._core.Simulation: one env instance of a registered model.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "seer/errors.hpp"
+#include "seer/model_registry.hpp"
+#include "seer/simulation.hpp"
+
+namespace py = pybind11;
+
+namespace seer::bindings {
+namespace {
+
+// Refuses concurrent calls on one Simulation (the GIL is released inside).
+class BusyGuard {
+ public:
+  explicit BusyGuard(std::atomic<bool>& busy) : busy_(busy) {
+    if (busy_.exchange(true, std::memory_order_acquire)) {
+      throw CallOrderError("this env is already running a call in another thread");
+    }
+  }
+  ~BusyGuard() { busy_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool>& busy_;
+};
+
+// The Python-facing object: a Simulation plus a concurrency guard.
+struct PySimulation {
+  std::unique_ptr<Simulation> sim;
+  std::string model_name;
+  py::dict config;
+  std::atomic<bool> busy{false};
+};
+
+Config to_config(const py::dict& values) {
+  Config config;
+  for (auto item : values) {
+    const std::string key = py::str(item.first);
+    py::handle v = item.second;
+    if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) ||
+          py::hasattr(v, "__index__") || py::hasattr(v, "__float__")) ||
+        py::isinstance<py::str>(v)) {
+      throw std::invalid_argument(key + " must be a number, got " +
+                                  std::string(py::str(py::repr(v))));
+    }
+    const double d = v.cast<double>();
+    config.set(key, d);
+  }
+  return config;
+}
+
+std::uint64_t to_seed(const py::object& seed) {
+  if (!py::hasattr(seed, "__index__") || py::isinstance<py::bool_>(seed)) {
+    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
+                                std::string(py::str(py::repr(seed))));
+  }
+  py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
+  const py::int_ limit = py::int_(1).attr("__lshift__")(64);
+  if (value < py::int_(0) || value >= limit) {
+    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
+                                std::string(py::str(value)));
+  }
+  return value.cast<std::uint64_t>();
+}
+
+template <class T>
+py::array_t<T> copy_array(const std::vector<T>& v, std::vector<py::ssize_t> shape) {
+  py::array_t<T> out(shape);
+  std::copy(v.begin(), v.end(), out.mutable_data());
+  return out;
+}
+
+py::dict spec_dict(const ModelSpec& s) {
+  py::dict d;
+  d["name"] = s.name;
+  d["num_entities"] = s.num_entities;
+  d["num_agents"] = s.num_agents;
+  d["agent_prefix"] = s.agent_prefix;
+  d["lookahead"] = s.lookahead;
+  d["dt"] = s.dt;
+  d["obs_dim"] = s.obs_dim;
+  d["obs_low"] = s.obs_low;
+  d["obs_high"] = s.obs_high;
+  py::dict action;
+  action["discrete"] = s.action.discrete;
+  action["n"] = s.action.n;
+  action["dim"] = s.action.dim;
+  action["low"] = s.action.low;
+  action["high"] = s.action.high;
+  d["action"] = action;
+  d["state_dim"] = s.state_dim;
+  d["state_low"] = s.state_low;
+  d["state_high"] = s.state_high;
+  d["info_keys"] = s.info_keys;
+  d["event_kinds"] = s.event_kinds;
+  return d;
+}
+
+void step(PySimulation& self, const py::object& actions, const py::object& alive) {
+  BusyGuard guard(self.busy);
+  Simulation& sim = *self.sim;
+  const ModelSpec& s = sim.spec();
+  py::array arr;
+  if (s.action.discrete) {
+    arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(actions);
+  } else {
+    arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(actions);
+  }
+  if (!arr) throw std::invalid_argument("actions must be a numeric array");
+  const std::size_t per_agent = s.action.discrete ? 1 : s.action.dim;
+  if (static_cast<std::size_t>(arr.size()) != s.num_agents * per_agent) {
+    throw std::invalid_argument("actions must have " + std::to_string(s.num_agents * per_agent) +
+                                " values (num_agents x action size), got " +
+                                std::to_string(arr.size()));
+  }
+  py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast> alive_arr;
+  const std::uint8_t* alive_ptr = nullptr;
+  if (!alive.is_none()) {
+    alive_arr = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(alive);
+    if (!alive_arr || static_cast<std::size_t>(alive_arr.size()) != s.num_agents) {
+      throw std::invalid_argument("alive must be a uint8/bool array of length num_agents");
+    }
+    alive_ptr = alive_arr.data();
+  }
+  const void* data = arr.data();
+  py::gil_scoped_release release;
+  sim.step(data, alive_ptr);
+}
+
+}  // namespace
+
+void bind_simulation(py::module_& m) {
+  m.def("model_names", &model_names, "Names of the registered models.");
+  m.def("executor_names", &executor_names, "Names of the available executors.");
+
+  py::class_<PySimulation>(m, "Simulation",
+                           "One instance of a registered model on an executor: the low-level "
+                           "runtime object under every seer_env env.")
+      .def(py::init([](const std::string& model, const py::dict& config,
+                       const std::string& executor, unsigned num_threads, bool check,
+                       std::uint64_t event_budget) {
+             auto self = std::make_unique<PySimulation>();
+             SimulationOptions options;
+             options.executor = executor;
+             options.num_threads = num_threads;
+             options.check = check;
+             options.event_budget = event_budget;
+             self->sim = std::make_unique<Simulation>(make_model(model, to_config(config)),
+                                                      options);
+             self->model_name = model;
+             self->config = config;
+             return self;
+           }),
+           py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
+           py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
+           py::arg("event_budget") = 50'000'000)
+      .def("reset",
+           [](PySimulation& self, const py::object& seed) {
+             const std::uint64_t s = to_seed(seed);
+             BusyGuard guard(self.busy);
+             py::gil_scoped_release release;
+             self.sim->reset(s);
+           },
+           py::arg("seed"), "Start an episode with this seed (0 <= seed < 2**64).")
+      .def("step", &step, py::arg("actions"), py::arg("alive") = py::none(),
+           "One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.")
+      .def("run_until",
+           [](PySimulation& self, double t) {
+             if (!std::isfinite(t)) {
+               throw std::invalid_argument("t must be finite, got " + std::to_string(t));
+             }
+             BusyGuard guard(self.busy);
+             py::gil_scoped_release release;
+             self.sim->run_until(t);
+           },
+           py::arg("t"), "Step without actions until the clock reaches t.")
+      .def("set_executor",
+           [](PySimulation& self, const std::string& executor, unsigned num_threads) {
+             BusyGuard guard(self.busy);
+             self.sim->set_executor(executor, num_threads);
+           },
+           py::arg("executor"), py::arg("num_threads") = 1)
+      .def("digest", [](PySimulation& self) { return self.sim->digest(); },
+           "64-bit hash of every entity state, stream, counter and pending event.")
+      .def("save", [](PySimulation& self) { return py::bytes(self.sim->save()); })
+      .def("load",
+           [](PySimulation& self, const py::bytes& blob) {
+             BusyGuard guard(self.busy);
+             self.sim->load(std::string(blob));
+           },
+           py::arg("blob"))
+      .def("observations",
+           [](PySimulation& self) {
+             const ModelSpec& s = self.sim->spec();
+             return copy_array(self.sim->observations(),
+                               {static_cast<py::ssize_t>(s.num_agents),
+                                static_cast<py::ssize_t>(s.obs_dim)});
+           })
+      .def("rewards",
+           [](PySimulation& self) {
+             return copy_array(self.sim->rewards(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
+           })
+      .def("terminations",
+           [](PySimulation& self) {
+             return copy_array(self.sim->terminations(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+                 .attr("astype")("bool");
+           })
+      .def("truncations",
+           [](PySimulation& self) {
+             return copy_array(self.sim->truncations(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+                 .attr("astype")("bool");
+           })
+      .def("infos",
+           [](PySimulation& self) {
+             const ModelSpec& s = self.sim->spec();
+             return copy_array(self.sim->infos(), {static_cast<py::ssize_t>(s.num_agents),
+                                                   static_cast<py::ssize_t>(s.info_keys.size())});
+           })
+      .def("state",
+           [](PySimulation& self) {
+             py::array_t<float> out(static_cast<py::ssize_t>(self.sim->spec().state_dim));
+             self.sim->state(out.mutable_data());
+             return out;
+           })
+      .def("pending_events",
+           [](PySimulation& self) {
+             const auto events = self.sim->pending_events();
+             py::dict out;
+             py::array_t<double> time(events.size());
+             py::array_t<std::uint32_t> target(events.size()), source(events.size()),
+                 kind(events.size());
+             py::array_t<std::uint64_t> seq(events.size());
+             for (std::size_t i = 0; i < events.size(); ++i) {
+               time.mutable_data()[i] = events[i].time;
+               target.mutable_data()[i] = events[i].target;
+               source.mutable_data()[i] = events[i].source;
+               seq.mutable_data()[i] = events[i].seq;
+               kind.mutable_data()[i] = events[i].kind;
+             }
+             out["time"] = time;
+             out["target"] = target;
+             out["source"] = source;
+             out["seq"] = seq;
+             out["kind"] = kind;
+             return out;
+           },
+           "Pending events in key order, as a dict of arrays.")
+      .def_property_readonly("spec", [](PySimulation& self) { return spec_dict(self.sim->spec()); })
+      .def_property_readonly("model", [](PySimulation& self) { return self.model_name; })
+      .def_property_readonly("config", [](PySimulation& self) { return self.config; })
+      .def_property_readonly("executor",
+                             [](PySimulation& self) { return self.sim->options().executor; })
+      .def_property_readonly("num_threads",
+                             [](PySimulation& self) { return self.sim->executor().num_threads(); })
+      .def_property_readonly("check", [](PySimulation& self) { return self.sim->options().check; })
+      .def_property_readonly("event_budget",
+                             [](PySimulation& self) { return self.sim->options().event_budget; })
+      .def_property_readonly("now", [](PySimulation& self) { return self.sim->now(); })
+      .def_property_readonly("steps", [](PySimulation& self) { return self.sim->steps(); })
+      .def_property_readonly("events_processed",
+                             [](PySimulation& self) { return self.sim->events_processed(); })
+      .def_property_readonly("pending_count",
+                             [](PySimulation& self) { return self.sim->pending_count(); })
+      .def_property_readonly("needs_reset",
+                             [](PySimulation& self) { return self.sim->needs_reset(); })
+      .def_property_readonly("last_step", [](PySimulation& self) {
+        py::dict d;
+        const StepStats& s = self.sim->last_step();
+        d["events"] = s.events;
+        d["cross_events"] = s.cross_events;
+        d["rounds"] = s.rounds;
+        d["seconds"] = self.sim->last_step_seconds();
+        return d;
+      });
+}
+
+}  // namespace seer::bindings

@@ -1,0 +1,8 @@
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "seer_env's C++ runtime (private: use the seer_env package)";
+  seer::bindings::bind_errors(m);
+  seer::bindings::bind_rng(m);
+  seer::bindings::bind_simulation(m);
+}

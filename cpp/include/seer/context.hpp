@@ -1,0 +1,82 @@
+// The handler context: everything a handler may do, nothing more.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "seer/event.hpp"
+#include "seer/rng.hpp"
+
+namespace seer {
+
+struct ModelSpec;
+
+// Where scheduled events go; each executor supplies its own.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Takes a fully formed, already checked event. Called from the handler's thread.
+  virtual void emit(const Event& event) = 0;
+};
+
+// What a handler is running for (used to name it in errors).
+inline constexpr EventKind kHandlingInit = 0xFFFFFFF0u;
+inline constexpr EventKind kHandlingStepBegin = 0xFFFFFFF1u;
+inline constexpr EventKind kHandlingAction = 0xFFFFFFF2u;
+
+// Name of an event kind, or of the special handlers above.
+std::string kind_name(const ModelSpec& spec, EventKind kind);
+
+// Passed to every handler of entity `self()`. Cheap contract checks run on
+// every schedule() call (DESIGN.md section 3, rule 3).
+class Context {
+ public:
+  Context(const ModelSpec& spec, EntityId self, double now, EventKind handling, EntityRng& rng,
+          std::uint64_t& next_seq, EventSink& sink)
+      : spec_(&spec),
+        self_(self),
+        now_(now),
+        handling_(handling),
+        rng_(&rng),
+        next_seq_(&next_seq),
+        sink_(&sink) {}
+
+  double now() const { return now_; }
+  EntityId self() const { return self_; }
+  EntityRng& rng() { return *rng_; }
+  const ModelSpec& spec() const { return *spec_; }
+
+  // Schedules `kind` for `target` at `time` with a payload record.
+  // Throws ContractViolation if target is unknown, time is not finite, or
+  // time < now (self) / time < now + lookahead (other entities).
+  template <class P>
+  void schedule(EntityId target, double time, EventKind kind, const P& payload) {
+    Event event;
+    event.time = time;
+    event.target = target;
+    event.kind = kind;
+    event.set_payload(payload);
+    emit(event);
+  }
+  void schedule(EntityId target, double time, EventKind kind) {
+    Event event;
+    event.time = time;
+    event.target = target;
+    event.kind = kind;
+    emit(event);
+  }
+
+ private:
+  void emit(Event& event);  // checks, stamps source and seq, hands to the sink
+  [[noreturn]] void violation(const Event& event, const std::string& rule) const;
+
+  const ModelSpec* spec_;
+  EntityId self_;
+  double now_;
+  EventKind handling_;
+  EntityRng* rng_;
+  std::uint64_t* next_seq_;
+  EventSink* sink_;
+};
+
+}  // namespace seer

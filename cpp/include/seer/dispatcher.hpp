@@ -1,0 +1,63 @@
+// Runs model handlers for executors: builds the Context, keeps each entity's
+// random stream and sequence counter, and turns handler failures into
+// runtime errors that name the entity, the kind and the time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "seer/context.hpp"
+#include "seer/event.hpp"
+#include "seer/model.hpp"
+#include "seer/rng.hpp"
+
+namespace seer {
+
+// Runtime-owned, entity-local bookkeeping. Touched only by the thread that
+// currently runs a handler of that entity.
+struct EntityRuntime {
+  EntityRng rng;
+  std::uint64_t next_seq = 0;  // seq of the next event this entity schedules
+};
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(Model& model);
+
+  Model& model() { return *model_; }
+  const ModelSpec& spec() const { return *spec_; }
+  std::uint32_t num_entities() const { return spec_->num_entities; }
+  EntityRuntime& entity(EntityId e) { return entities_[e]; }
+  const EntityRuntime& entity(EntityId e) const { return entities_[e]; }
+
+  // New episode: entity e's stream becomes Philox key (seed, e), seq 0.
+  void reseed(std::uint64_t seed);
+  std::uint64_t seed() const { return seed_; }
+
+  // Checked mode: after every handler, verify no other entity's state bytes
+  // changed. Costs a copy of every state per handler, so only executors that
+  // run one handler at a time may enable it (serial, and the others in check mode).
+  void set_write_check(bool on);
+  bool write_check() const { return write_check_; }
+
+  // Thread-safe for distinct entities (entity-local by the contract).
+  void init(EntityId e, EventSink& sink);
+  void step_begin(EntityId e, double now, EventSink& sink);
+  void action(EntityId e, double now, const ActionView& action, EventSink& sink);
+  void event(const Event& event, EventSink& sink);
+
+ private:
+  template <class Fn>
+  void run_handler(EntityId e, double now, EventKind handling, Fn&& fn);
+  void snapshot_states();
+  void verify_states(EntityId e, double now, EventKind handling);
+
+  Model* model_;
+  const ModelSpec* spec_;
+  std::vector<EntityRuntime> entities_;
+  std::uint64_t seed_ = 0;
+  bool write_check_ = false;
+  std::vector<unsigned char> state_copy_;  // write check: states before the handler
+};
+
+}  // namespace seer

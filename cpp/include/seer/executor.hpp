@@ -1,0 +1,68 @@
+// The executor interface: how the pending events of one env are stored and
+// in which order (and on how many threads) handlers run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seer/dispatcher.hpp"
+#include "seer/event.hpp"
+#include "seer/model.hpp"
+
+namespace seer {
+
+// One step window [t_begin, t_end) and the actions applied at t_begin.
+struct StepWindow {
+  double t_begin = 0.0;
+  double t_end = 0.0;
+  const ActionView* actions = nullptr;  // one per agent
+  const std::uint8_t* alive = nullptr;  // one per agent; 0: no on_action
+  std::uint32_t num_agents = 0;
+  std::uint64_t event_budget = 0;       // max events in this step; 0: unlimited
+};
+
+// What one step cost. Filled by run_step.
+struct StepStats {
+  std::uint64_t events = 0;         // events handled
+  std::uint64_t cross_events = 0;   // of those, scheduled by another entity
+  std::uint64_t rounds = 0;         // synchronization rounds (horizons)
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;
+  virtual unsigned num_threads() const = 0;
+
+  // Called once, before anything else, with the env's dispatcher.
+  virtual void bind(Dispatcher& dispatcher) = 0;
+  // Drops every pending event.
+  virtual void clear() = 0;
+  // Runs on_init for every entity (reset). Events go to the pending set.
+  virtual void initialize() = 0;
+  // Adds a pending event (restoring a saved env). Not during a step.
+  virtual void insert(const Event& event) = 0;
+  // Appends every pending event, in no particular order.
+  virtual void collect_pending(std::vector<Event>& out) const = 0;
+  virtual std::size_t pending_count() const = 0;
+  // Applies actions, then handles every pending event with time < t_end,
+  // in an order whose outputs equal the serial key order's.
+  virtual void run_step(const StepWindow& window, StepStats& stats) = 0;
+  // Calls fn(i) for i in [0, n), possibly in parallel; for boundary work.
+  virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) = 0;
+};
+
+// Throws EventBudgetExceeded for `window` (shared by executors).
+[[noreturn]] void throw_event_budget(const StepWindow& window);
+
+// Builds an executor by name ("serial", "parallel", ...); throws
+// std::invalid_argument naming `executor` for unknown names, `num_threads`
+// for invalid counts.
+std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_threads);
+std::vector<std::string> executor_names();
+
+}  // namespace seer

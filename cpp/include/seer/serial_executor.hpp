@@ -1,0 +1,39 @@
+// The serial executor: one global priority queue in key order, one thread.
+// It defines the correct output (DESIGN.md section 3, rule 5); keep it short
+// and obviously right.
+#pragma once
+
+#include <queue>
+#include <vector>
+
+#include "seer/executor.hpp"
+
+namespace seer {
+
+class SerialExecutor final : public Executor, private EventSink {
+ public:
+  std::string name() const override { return "serial"; }
+  unsigned num_threads() const override { return 1; }
+  void bind(Dispatcher& dispatcher) override { dispatcher_ = &dispatcher; }
+  void clear() override { queue_ = Queue(); }
+  void initialize() override;
+  void insert(const Event& event) override { queue_.push(event); }
+  void collect_pending(std::vector<Event>& out) const override;
+  std::size_t pending_count() const override { return queue_.size(); }
+  void run_step(const StepWindow& window, StepStats& stats) override;
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+  }
+
+ private:
+  void emit(const Event& event) override { queue_.push(event); }
+
+  // A heap over a vector we can also read (collect_pending).
+  struct Queue : std::priority_queue<Event, std::vector<Event>, EventAfter> {
+    const std::vector<Event>& items() const { return c; }
+  };
+  Dispatcher* dispatcher_ = nullptr;
+  Queue queue_;
+};
+
+}  // namespace seer

@@ -1,0 +1,93 @@
+// One env instance: a model, its dispatcher and executor, the step loop and
+// the boundary outputs. The bindings wrap this; so does the vector env.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seer/dispatcher.hpp"
+#include "seer/executor.hpp"
+#include "seer/model.hpp"
+
+namespace seer {
+
+struct SimulationOptions {
+  std::string executor = "serial";
+  unsigned num_threads = 1;
+  bool check = false;                        // expensive contract checks
+  std::uint64_t event_budget = 50'000'000;   // per step; 0: unlimited
+};
+
+// Not thread-safe: one caller at a time (the GIL-released Python call).
+class Simulation {
+ public:
+  Simulation(std::unique_ptr<Model> model, const SimulationOptions& options);
+
+  const ModelSpec& spec() const { return model_->spec(); }
+  const SimulationOptions& options() const { return options_; }
+  Executor& executor() { return *executor_; }
+  // Swaps the executor (pending events move over). Not during a step.
+  void set_executor(const std::string& name, unsigned num_threads);
+
+  // Starts an episode: states, streams (Philox key (seed, entity)), initial
+  // events, first snapshot and outputs.
+  void reset(std::uint64_t seed);
+  // One step with the agents' actions. `actions` is int64[num_agents] for
+  // Discrete spaces, float32[num_agents * dim] for Box. `alive`
+  // (uint8[num_agents], or null: all alive) selects who acts.
+  void step(const void* actions, const std::uint8_t* alive);
+  // Steps without actions until the clock reaches t (PHOLD, tests).
+  void run_until(double t);
+
+  bool needs_reset() const { return needs_reset_; }
+  double now() const { return now_; }
+  std::uint64_t steps() const { return steps_; }
+  std::uint64_t events_processed() const { return events_total_; }
+  const StepStats& last_step() const { return last_step_; }
+  double last_step_seconds() const { return last_step_seconds_; }
+  std::size_t pending_count() const { return executor_->pending_count(); }
+  std::vector<Event> pending_events() const;  // sorted by key
+
+  // Hash of every entity state, snapshot, random stream position, sequence
+  // counter and pending event (sorted by key), plus the clock.
+  std::uint64_t digest() const;
+  // Everything needed to continue identically (pickle).
+  std::string save() const;
+  void load(const std::string& blob);
+
+  // Boundary outputs of the last reset/step, one row per agent.
+  const std::vector<float>& observations() const { return obs_; }
+  const std::vector<double>& rewards() const { return rewards_; }
+  const std::vector<std::uint8_t>& terminations() const { return terminated_; }
+  const std::vector<std::uint8_t>& truncations() const { return truncated_; }
+  const std::vector<std::int64_t>& infos() const { return infos_; }
+  void state(float* out) const { model_->state(out); }
+  Model& model() { return *model_; }
+
+ private:
+  void require_ready(const char* what) const;
+  void run_window(double t_end, const void* actions, const std::uint8_t* alive);
+  void boundary();
+
+  std::unique_ptr<Model> model_;
+  SimulationOptions options_;
+  Dispatcher dispatcher_;
+  std::unique_ptr<Executor> executor_;
+  bool has_reset_ = false;
+  bool needs_reset_ = false;
+  double now_ = 0.0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t events_total_ = 0;
+  StepStats last_step_;
+  double last_step_seconds_ = 0.0;
+  std::vector<ActionView> action_views_;
+  std::vector<float> obs_;
+  std::vector<double> rewards_;
+  std::vector<std::uint8_t> terminated_, truncated_;
+  std::vector<std::int64_t> infos_;
+};
+
+}  // namespace seer

@@ -1,0 +1,59 @@
+#include "phold/phold.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace seer {
+
+PholdModel::PholdModel(Config& config) {
+  spec_.name = "phold";
+  spec_.num_entities =
+      static_cast<std::uint32_t>(config.integer("num_entities", 1024, 1, 1 << 24));
+  population_ = static_cast<std::uint32_t>(config.integer("population", 1, 1, 1 << 16));
+  remote_ = config.real("remote", 0.25, 0.0, 1.0);
+  mean_ = config.real("mean", 1.0, 0.0, 1e12);
+  spec_.lookahead = config.real("lookahead", 0.1, 0.0, 1e12, /*lo_open=*/true);
+  spec_.dt = config.real("dt", 1.0, 0.0, 1e12, /*lo_open=*/true);
+  work_ = static_cast<std::uint64_t>(config.integer("work", 0, 0, 1'000'000'000));
+  if (static_cast<double>(spec_.num_entities) * population_ > 1e8) {
+    throw std::invalid_argument("num_entities * population must be <= 1e8 (pending events), got " +
+                                std::to_string(static_cast<double>(spec_.num_entities) *
+                                               population_));
+  }
+  spec_.num_agents = 0;
+  spec_.agent_prefix = "entity";
+  spec_.event_kinds = {"TOKEN"};
+  allocate(spec_.num_entities);
+}
+
+std::uint64_t PholdModel::burn(std::uint64_t acc, std::uint64_t work) {
+  for (std::uint64_t i = 0; i < work; ++i) acc = acc * 6364136223846793005ULL + 1442695040888963407ULL;
+  return acc;
+}
+
+void PholdModel::on_init(Context& ctx) {
+  for (std::uint32_t i = 0; i < population_; ++i) {
+    const double delay = spec_.lookahead + ctx.rng().exponential(mean_);
+    ctx.schedule(ctx.self(), ctx.now() + delay, kToken, PholdToken{ctx.self(), 0});
+  }
+}
+
+void PholdModel::on_event(Context& ctx, const Event& event) {
+  PholdState& s = self_state(ctx);
+  ++s.processed;
+  s.work_acc = burn(s.work_acc ^ event.seq, work_);
+  const PholdToken& token = event.as<PholdToken>();
+  EntityId target = ctx.self();
+  const std::uint32_t n = spec_.num_entities;
+  if (n > 1 && ctx.rng().uniform() < remote_) {
+    // Uniform over the n-1 other entities.
+    const auto pick = static_cast<EntityId>(ctx.rng().below(n - 1));
+    target = pick >= ctx.self() ? pick + 1 : pick;
+  }
+  const double delay = spec_.lookahead + ctx.rng().exponential(mean_);
+  ctx.schedule(target, ctx.now() + delay, kToken, PholdToken{token.origin, token.hops + 1});
+}
+
+std::unique_ptr<Model> make_phold(Config& config) { return std::make_unique<PholdModel>(config); }
+
+}  // namespace seer

@@ -1,0 +1,51 @@
+#include "seer/context.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "seer/errors.hpp"
+#include "seer/model.hpp"
+
+namespace seer {
+
+std::string kind_name(const ModelSpec& spec, EventKind kind) {
+  switch (kind) {
+    case kHandlingInit:
+      return "init";
+    case kHandlingStepBegin:
+      return "step_begin";
+    case kHandlingAction:
+      return "action";
+    default:
+      break;
+  }
+  if (kind < spec.event_kinds.size()) return spec.event_kinds[kind];
+  return "kind#" + std::to_string(kind);
+}
+
+void Context::emit(Event& event) {
+  if (event.target >= spec_->num_entities) violation(event, "target is not an entity");
+  if (!std::isfinite(event.time)) violation(event, "event time is not finite");
+  if (event.target == self_) {
+    if (event.time < now_) violation(event, "self-event scheduled before now");
+  } else if (event.time < now_ + spec_->lookahead) {
+    violation(event, "cross-entity event scheduled before now + lookahead");
+  }
+  event.source = self_;
+  event.seq = (*next_seq_)++;
+  sink_->emit(event);
+}
+
+void Context::violation(const Event& event, const std::string& rule) const {
+  std::ostringstream out;
+  out.precision(17);
+  out << "contract violation: " << rule << ": entity " << self_ << " handling '"
+      << kind_name(*spec_, handling_) << "' at t=" << now_ << " scheduled '"
+      << kind_name(*spec_, event.kind) << "' for entity " << event.target << " at t="
+      << event.time << " (lookahead " << spec_->lookahead << ", "
+      << spec_->num_entities << " entities)";
+  throw ContractViolation(out.str(), self_, kind_name(*spec_, handling_), now_, event.target,
+                          event.time);
+}
+
+}  // namespace seer

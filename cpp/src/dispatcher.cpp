@@ -1,0 +1,105 @@
+#include "seer/dispatcher.hpp"
+
+#include <cstring>
+#include <exception>
+#include <sstream>
+
+#include "seer/errors.hpp"
+
+namespace seer {
+
+Dispatcher::Dispatcher(Model& model)
+    : model_(&model), spec_(&model.spec()), entities_(model.spec().num_entities) {}
+
+void Dispatcher::reseed(std::uint64_t seed) {
+  seed_ = seed;
+  for (EntityId e = 0; e < entities_.size(); ++e) {
+    entities_[e].rng = EntityRng(seed, e);
+    entities_[e].next_seq = 0;
+  }
+}
+
+void Dispatcher::set_write_check(bool on) {
+  write_check_ = on;
+  if (!on) state_copy_.clear();
+}
+
+template <class Fn>
+void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn) {
+  if (write_check_) snapshot_states();
+  try {
+    fn();
+  } catch (const ContractViolation&) {
+    throw;
+  } catch (const EventBudgetExceeded&) {
+    throw;
+  } catch (const std::exception& error) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "handler failed: entity " << e << " handling '" << kind_name(*spec_, handling)
+        << "' at t=" << now << ": " << error.what();
+    throw HandlerError(out.str(), e, kind_name(*spec_, handling), now);
+  } catch (...) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "handler failed: entity " << e << " handling '" << kind_name(*spec_, handling)
+        << "' at t=" << now << ": unknown exception";
+    throw HandlerError(out.str(), e, kind_name(*spec_, handling), now);
+  }
+  if (write_check_) verify_states(e, now, handling);
+}
+
+void Dispatcher::init(EntityId e, EventSink& sink) {
+  run_handler(e, 0.0, kHandlingInit, [&] {
+    Context ctx(*spec_, e, 0.0, kHandlingInit, entities_[e].rng, entities_[e].next_seq, sink);
+    model_->on_init(ctx);
+  });
+}
+
+void Dispatcher::step_begin(EntityId e, double now, EventSink& sink) {
+  run_handler(e, now, kHandlingStepBegin, [&] {
+    Context ctx(*spec_, e, now, kHandlingStepBegin, entities_[e].rng, entities_[e].next_seq,
+                sink);
+    model_->on_step_begin(ctx);
+  });
+}
+
+void Dispatcher::action(EntityId e, double now, const ActionView& action, EventSink& sink) {
+  run_handler(e, now, kHandlingAction, [&] {
+    Context ctx(*spec_, e, now, kHandlingAction, entities_[e].rng, entities_[e].next_seq, sink);
+    model_->on_action(ctx, action);
+  });
+}
+
+void Dispatcher::event(const Event& event, EventSink& sink) {
+  const EntityId e = event.target;
+  run_handler(e, event.time, event.kind, [&] {
+    Context ctx(*spec_, e, event.time, event.kind, entities_[e].rng, entities_[e].next_seq, sink);
+    model_->on_event(ctx, event);
+  });
+}
+
+void Dispatcher::snapshot_states() {
+  const std::size_t size = model_->entity_state_size();
+  state_copy_.resize(size * entities_.size());
+  for (EntityId e = 0; e < entities_.size(); ++e) {
+    std::memcpy(state_copy_.data() + e * size, model_->entity_state(e), size);
+  }
+}
+
+void Dispatcher::verify_states(EntityId e, double now, EventKind handling) {
+  const std::size_t size = model_->entity_state_size();
+  for (EntityId other = 0; other < entities_.size(); ++other) {
+    if (other == e) continue;
+    if (std::memcmp(state_copy_.data() + other * size, model_->entity_state(other), size) != 0) {
+      std::ostringstream out;
+      out.precision(17);
+      out << "contract violation: entity-local writes: entity " << e << " handling '"
+          << kind_name(*spec_, handling) << "' at t=" << now << " wrote the state of entity "
+          << other;
+      throw ContractViolation(out.str(), e, kind_name(*spec_, handling), now, other, now);
+    }
+  }
+}
+
+}  // namespace seer

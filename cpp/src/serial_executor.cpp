@@ -1,0 +1,45 @@
+#include "seer/serial_executor.hpp"
+
+#include <string>
+
+#include "seer/errors.hpp"
+
+namespace seer {
+
+[[noreturn]] void throw_event_budget(const StepWindow& window) {
+  throw EventBudgetExceeded("event budget exceeded: more than " +
+                            std::to_string(window.event_budget) +
+                            " events in the step ending at t=" + std::to_string(window.t_end) +
+                            "; raise event_budget or look for a runaway event cascade");
+}
+
+void SerialExecutor::initialize() {
+  for (EntityId e = 0; e < dispatcher_->num_entities(); ++e) dispatcher_->init(e, *this);
+}
+
+void SerialExecutor::collect_pending(std::vector<Event>& out) const {
+  out.insert(out.end(), queue_.items().begin(), queue_.items().end());
+}
+
+void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
+  Dispatcher& d = *dispatcher_;
+  // Actions first, at t_k, in agent order (rule 5).
+  for (EntityId e = 0; e < d.num_entities(); ++e) d.step_begin(e, window.t_begin, *this);
+  for (std::uint32_t a = 0; a < window.num_agents; ++a) {
+    if (window.alive == nullptr || window.alive[a]) d.action(a, window.t_begin, window.actions[a], *this);
+  }
+  // Then every event of the window, one at a time, in key order.
+  while (!queue_.empty() && queue_.top().time < window.t_end) {
+    if (window.event_budget != 0 && stats.events >= window.event_budget) {
+      throw_event_budget(window);
+    }
+    const Event event = queue_.top();
+    queue_.pop();
+    d.event(event, *this);
+    ++stats.events;
+    if (event.source != event.target) ++stats.cross_events;
+  }
+  stats.rounds = 1;
+}
+
+}  // namespace seer

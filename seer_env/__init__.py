@@ -1,0 +1,33 @@
+"""seer_env: one step of a large multi-agent environment, run in parallel on CPU threads.
+
+Every step is a bounded stream of timestamped events. Under the event-locality
+contract (entity-local writes, cross-entity effects as future events) the C++
+runtime runs independent events on a thread pool and returns exactly the bytes
+a serial run returns.
+"""
+
+from seer_env import _core
+from seer_env._core import (
+    ContractViolation,
+    EventBudgetExceeded,
+    HandlerError,
+    Simulation,
+    executor_names,
+    model_names,
+)
+from seer_env._version import __version__
+
+__all__ = [
+    "ContractViolation",
+    "EventBudgetExceeded",
+    "HandlerError",
+    "Simulation",
+    "__version__",
+    "executor_names",
+    "model_names",
+]
+
+# Exceptions are created inside the extension; give them their public home.
+for _name in ("ContractViolation", "EventBudgetExceeded", "HandlerError"):
+    getattr(_core, _name).__module__ = "seer_env"
+del _name
