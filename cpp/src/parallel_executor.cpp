@@ -127,6 +127,13 @@ void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
   for (unsigned w = 0; w < pool_.size(); ++w) {
     workers_[w].events = workers_[w].cross_events = workers_[w].unreported = 0;
   }
+  if (!warm_) {  // size per-worker scratch once, outside the hot path
+    for (unsigned w = 0; w < pool_.size(); ++w) {
+      const auto [lo, hi] = slice(w);
+      workers_[w].ready.reserve(hi - lo);
+    }
+    warm_ = true;
+  }
   pool_.run([this, &window](unsigned w) { worker_step(w, window); });
   for (unsigned w = 0; w < pool_.size(); ++w) {
     stats.events += workers_[w].events;
@@ -158,20 +165,27 @@ void ParallelExecutor::worker_step(unsigned w, const StepWindow& window) {
     const double horizon = horizon_;
     // Scan: publish my ready entities; remember the earliest of the others.
     me.local_min = kNever;
+    me.ready.clear();
     for (EntityId e = lo; e < hi; ++e) {
       const double t = std::min(queues_[e].top_time(), queues_[e].inbox_bound());
       if (t < horizon) {
-        executive_->push(e);
+        me.ready.push_back(e);
       } else {
         me.local_min = std::min(me.local_min, t);
       }
     }
+    executive_->push_batch(me.ready.data(), me.ready.size());
     barrier_.arrive_and_wait();
-    // Drain: pop ready entities until none is left.
-    EntityId e;
-    while (executive_->pop(e)) {
-      drain_entity(me, e, horizon, window);
-      executive_->done(e);
+    // Drain: claim ready entities in small batches until none is left. Batches
+    // shrink with the list so that threads finish the round together.
+    const std::size_t batch =
+        std::clamp<std::size_t>(executive_->size_approx() / (4 * pool_.size()), 1, 32);
+    const EntityId* first = nullptr;
+    for (std::size_t n; (n = executive_->pop_batch(batch, &first)) != 0;) {
+      for (std::size_t i = 0; i < n; ++i) {
+        drain_entity(me, first[i], horizon, window);
+        executive_->done(first[i]);
+      }
     }
     barrier_.arrive_and_wait([&] { end_round(window.t_end); });
   }

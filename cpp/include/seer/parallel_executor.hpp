@@ -59,6 +59,7 @@ class ParallelExecutor final : public Executor {
     std::uint64_t events = 0;
     std::uint64_t cross_events = 0;
     std::uint64_t unreported = 0;  // events not yet added to events_in_step_
+    std::vector<EntityId> ready;   // scan scratch: my ready entities this round
   };
   // Serial order of a failure: (phase, time, source, seq); phase 0 step
   // begin, 1 actions, 2 events.
@@ -86,6 +87,7 @@ class ParallelExecutor final : public Executor {
   bool finished_ = false;
   std::uint64_t rounds_ = 0;
   double lookahead_ = 0.0;
+  bool warm_ = false;
 
   alignas(64) std::atomic<std::uint64_t> events_in_step_{0};
   alignas(64) std::atomic<bool> failed_{false};
