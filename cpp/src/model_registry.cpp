@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "pcs/pcs.hpp"
 #include "phold/phold.hpp"
 
 namespace seer {
@@ -20,6 +21,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
     reg->factories["phold"] = make_phold;
+    reg->factories["pcs"] = make_pcs;
     return reg;
   }();
   return *r;
