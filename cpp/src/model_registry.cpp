@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "faulty/faulty.hpp"
 #include "pcs/pcs.hpp"
 #include "phold/phold.hpp"
 
@@ -20,6 +21,7 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
+    reg->factories["faulty"] = make_faulty;  // test model: deliberate contract breaches
     reg->factories["phold"] = make_phold;
     reg->factories["pcs"] = make_pcs;
     return reg;
