@@ -95,9 +95,7 @@ void PcsModel::on_init(Context& ctx) {
 }
 
 void PcsModel::on_step_begin(Context& ctx) {
-  PcsState& s = self_state(ctx);
-  s.call_attempts = s.blocks = s.busy_lines = 0;
-  s.handoffs_in = s.dropped_handoffs = s.events = 0;
+  self_state(ctx).step = PcsCounters{};
 }
 
 void PcsModel::on_action(Context& ctx, const ActionView& action) {
@@ -137,12 +135,12 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
   PcsState& s = self_state(ctx);
   PcsPhone phone = event.as<PcsPhone>();
   const double now = ctx.now();
-  ++s.events;
+  count(s, &PcsCounters::events);
   switch (event.kind) {
     case kNextCall: {
-      ++s.call_attempts;
+      count(s, &PcsCounters::call_attempts);
       if (free_channels(s) <= s.guard) {
-        ++s.blocks;
+        count(s, &PcsCounters::blocks);
         phone.next_call = now + ctx.rng().exponential(call_interval_);
         schedule_idle(ctx, phone);
         return;
@@ -151,8 +149,8 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
       phone.call_end = now + ctx.rng().exponential(call_duration_);
       phone.next_call = now + ctx.rng().exponential(call_interval_);
       while (phone.next_call < phone.call_end) {
-        ++s.busy_lines;
-        ++s.call_attempts;
+        count(s, &PcsCounters::busy_lines);
+        count(s, &PcsCounters::call_attempts);
         phone.next_call += ctx.rng().exponential(call_interval_);
       }
       schedule_in_call(ctx, phone);
@@ -170,10 +168,10 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
       return;
     }
     case kHandoffIn:
-      ++s.handoffs_in;
+      count(s, &PcsCounters::handoffs_in);
       phone.next_move = now + ctx.rng().exponential(move_interval_);
       if (free_channels(s) == 0) {
-        ++s.dropped_handoffs;
+        count(s, &PcsCounters::dropped_handoffs);
         phone.call_end = kInf;
         schedule_idle(ctx, phone);
         return;
@@ -198,27 +196,27 @@ void PcsModel::observe(EntityId agent, float* obs) const {
   };
   obs[0] = busy_fraction(make_public(s).busy);
   obs[1] = static_cast<float>(static_cast<double>(s.guard) / static_cast<double>(channels_));
-  obs[2] = scaled(s.call_attempts);
-  obs[3] = scaled(s.blocks);
-  obs[4] = scaled(s.handoffs_in);
-  obs[5] = scaled(s.dropped_handoffs);
+  obs[2] = scaled(s.step.call_attempts);
+  obs[3] = scaled(s.step.blocks);
+  obs[4] = scaled(s.step.handoffs_in);
+  obs[5] = scaled(s.step.dropped_handoffs);
   for (std::uint64_t d = 0; d < 4; ++d) obs[6 + d] = busy_fraction(snapshot(neighbour(agent, d)).busy);
 }
 
 double PcsModel::reward(EntityId agent) const {
   const PcsState& s = state_of(agent);
-  return 0.0 - (static_cast<double>(s.blocks) +
-                handoff_weight_ * static_cast<double>(s.dropped_handoffs));
+  return 0.0 - (static_cast<double>(s.step.blocks) +
+                handoff_weight_ * static_cast<double>(s.step.dropped_handoffs));
 }
 
 void PcsModel::info(EntityId agent, std::int64_t* out) const {
-  const PcsState& s = state_of(agent);
-  out[0] = static_cast<std::int64_t>(s.call_attempts);
-  out[1] = static_cast<std::int64_t>(s.blocks);
-  out[2] = static_cast<std::int64_t>(s.busy_lines);
-  out[3] = static_cast<std::int64_t>(s.handoffs_in);
-  out[4] = static_cast<std::int64_t>(s.dropped_handoffs);
-  out[5] = static_cast<std::int64_t>(s.events);
+  const PcsCounters& c = state_of(agent).step;
+  out[0] = static_cast<std::int64_t>(c.call_attempts);
+  out[1] = static_cast<std::int64_t>(c.blocks);
+  out[2] = static_cast<std::int64_t>(c.busy_lines);
+  out[3] = static_cast<std::int64_t>(c.handoffs_in);
+  out[4] = static_cast<std::int64_t>(c.dropped_handoffs);
+  out[5] = static_cast<std::int64_t>(c.events);
 }
 
 void PcsModel::state(float* out) const {

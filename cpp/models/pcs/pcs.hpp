@@ -41,6 +41,7 @@
 // minutes by default) this changes the statistics by well under a percent.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -49,20 +50,27 @@
 
 namespace seer {
 
-// One cell: its channels and this step's counters.
-struct PcsState {
-  std::uint64_t channel_mask;      // bit c set: channel c is in use
-  std::uint32_t guard;             // guard channels in effect this step
-  std::uint32_t pad;               // keeps the record free of padding; always 0
-  // This step's counters (cleared at each step start).
+// Event counts of one cell, over this step or since reset.
+struct PcsCounters {
   std::uint64_t call_attempts;     // NEXT_CALL events plus busy lines
   std::uint64_t blocks;            // new calls refused
-  std::uint64_t busy_lines;        // attempts that fell inside a call
+  std::uint64_t busy_lines;        // attempts that fell inside the phone's own call
   std::uint64_t handoffs_in;       // HANDOFF_IN arrivals
   std::uint64_t dropped_handoffs;  // arrivals with no free channel
   std::uint64_t events;            // events handled
 };
-static_assert(sizeof(PcsState) == 64, "PcsState must have no padding");
+
+// One cell: its channels and counters. seer_env/envs/pcs_v0.py reads `total`
+// from the raw state bytes (offset 64, six uint64) for stats().
+struct PcsState {
+  std::uint64_t channel_mask;  // bit c set: channel c is in use
+  std::uint32_t guard;         // guard channels in effect this step
+  std::uint32_t pad;           // keeps the record free of padding; always 0
+  PcsCounters step;            // cleared at each step start
+  PcsCounters total;           // since reset
+};
+static_assert(sizeof(PcsState) == 112, "PcsState must have no padding");
+static_assert(offsetof(PcsState, total) == 64, "pcs_v0.py reads totals at offset 64");
 
 // What other cells' observations read at the boundary.
 struct PcsPublic {
@@ -113,6 +121,11 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   void schedule_idle(Context& ctx, PcsPhone phone);
   // Schedules the first of call end and next move of a phone in a call.
   void schedule_in_call(Context& ctx, const PcsPhone& phone);
+  // Counts one occurrence, this step and in the total.
+  static void count(PcsState& s, std::uint64_t PcsCounters::*counter) {
+    ++(s.step.*counter);
+    ++(s.total.*counter);
+  }
   void take_channel(PcsState& s, PcsPhone& phone);
   void release_channel(PcsState& s, PcsPhone& phone);
   float busy_fraction(std::uint32_t busy) const;
