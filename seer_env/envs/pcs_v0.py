@@ -108,7 +108,9 @@ event_budget=50_000_000, render_mode=None)``
   (``seer_env.executor_names()``); outputs do not depend on them.
 - ``check``: run the runtime's expensive contract checks.
 - ``event_budget``: most events one step may handle (0: unlimited).
-- ``render_mode``: ``None`` or ``"ansi"`` (a grid of cell load as text).
+- ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the cell load as
+  a text grid, one character per cell from `` `` idle to ``@`` full) or
+  ``"human"`` (prints it).
 
 ## Version history
 
@@ -137,7 +139,7 @@ _LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
 class PcsEnv(SeerParallelEnv):
     """The pcs_v0 ParallelEnv (see the module docstring for the full documentation)."""
 
-    metadata = {"name": "pcs_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata = {"name": "pcs_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
 
     def __init__(
         self,
@@ -221,6 +223,10 @@ class PcsEnv(SeerParallelEnv):
             f"busy {busy.mean():.0%}, blocking {s['blocking_probability']:.3f}"
         )
         return "\n".join([head, *rows])
+
+    def _render_human(self) -> None:
+        """Print the ``"ansi"`` text."""
+        print(self._render_ansi())
 
 
 def parallel_env(**kwargs: Any) -> PcsEnv:
