@@ -61,6 +61,7 @@ def test_parallel_api():
 def test_aec_api():
     api_test(parallel_to_aec(pcs_v0.parallel_env(**SMALL, max_cycles=30)), num_cycles=40)
     api_test(pcs_v0.env(**SMALL, max_cycles=30), num_cycles=40)
+    assert isinstance(pcs_v0.raw_env(**SMALL).unwrapped, pcs_v0.PcsEnv)
 
 
 def test_max_cycles():
@@ -198,6 +199,11 @@ def test_every_executor_and_thread_count_matches_serial(executor, num_threads):
         pcs_v0.parallel_env(**config, executor=executor, num_threads=num_threads), 40, seed=11
     )
     assert got == expected
+
+
+def test_checked_mode_passes_and_changes_nothing():
+    checked = trace(pcs_v0.parallel_env(**SMALL, check=True), 30, seed=6)
+    assert checked == trace(pcs_v0.parallel_env(**SMALL), 30, seed=6)
 
 
 @pytest.mark.parametrize("executor", seer_env.executor_names())
