@@ -201,6 +201,15 @@ def test_every_executor_and_thread_count_matches_serial(executor, num_threads):
     assert got == expected
 
 
+@pytest.mark.parametrize("handoff_delay", [0.3, 90.0])  # many rounds per step; L > dt
+@pytest.mark.parametrize("executor", [n for n in seer_env.executor_names() if n != "serial"])
+def test_other_lookaheads_match_serial(executor, handoff_delay):
+    config = dict(width=9, height=7, handoff_delay=handoff_delay, move_interval=200.0)
+    expected = trace(pcs_v0.parallel_env(**config), 25, seed=12)
+    got = trace(pcs_v0.parallel_env(**config, executor=executor, num_threads=3), 25, seed=12)
+    assert got == expected
+
+
 def test_checked_mode_passes_and_changes_nothing():
     checked = trace(pcs_v0.parallel_env(**SMALL, check=True), 30, seed=6)
     assert checked == trace(pcs_v0.parallel_env(**SMALL), 30, seed=6)
