@@ -1,6 +1,7 @@
 """pcs_v0 step cost: C++ runtime vs the pure-Python reference, and where a dict step goes.
 
 Usage: python examples/pcs_benchmark.py [--grid 32] [--split-grid 64] [--steps 50]
+                                        [--executor serial] [--threads 1]
 
 1. Per-step time of pcs_v0 (dict API and array API) and of the Python reference
    on a ``grid x grid`` torus, after a warm-up that fills the cells.
@@ -44,14 +45,18 @@ def main() -> None:
     parser.add_argument("--split-grid", type=int, default=64)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--executor", default="serial")
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     g, steps = args.grid, args.steps
     max_cycles = args.warmup + 2 * steps + 1
+    run = dict(max_cycles=max_cycles, executor=args.executor, num_threads=args.threads)
+    print(f"pcs_v0 on executor={args.executor}, num_threads={args.threads}")
 
     results = {}
     for name, make, arrays in [
-        ("pcs_v0 dict", lambda: pcs_v0.parallel_env(width=g, height=g, max_cycles=max_cycles), 0),
-        ("pcs_v0 array", lambda: pcs_v0.parallel_env(width=g, height=g, max_cycles=max_cycles), 1),
+        ("pcs_v0 dict", lambda: pcs_v0.parallel_env(width=g, height=g, **run), 0),
+        ("pcs_v0 array", lambda: pcs_v0.parallel_env(width=g, height=g, **run), 1),
         ("reference", lambda: PcsReference(width=g, height=g, max_cycles=max_cycles), 0),
     ]:
         env = make()
@@ -70,7 +75,7 @@ def main() -> None:
     print(f"  reference / runtime only = {ref / results['pcs_v0 dict'][1]:.1f}x")
 
     s = args.split_grid
-    env = pcs_v0.parallel_env(width=s, height=s, max_cycles=max_cycles)
+    env = pcs_v0.parallel_env(width=s, height=s, **run)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     timed_steps(env, args.warmup, rng)

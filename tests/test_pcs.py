@@ -62,6 +62,9 @@ def test_aec_api():
     api_test(parallel_to_aec(pcs_v0.parallel_env(**SMALL, max_cycles=30)), num_cycles=40)
     api_test(pcs_v0.env(**SMALL, max_cycles=30), num_cycles=40)
     assert isinstance(pcs_v0.raw_env(**SMALL).unwrapped, pcs_v0.PcsEnv)
+    aec = pcs_v0.env(**SMALL)
+    aec.reset(seed=0)
+    assert aec.unwrapped.stats()["call_attempts"] == 0
 
 
 def test_max_cycles():
