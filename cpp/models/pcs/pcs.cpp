@@ -200,7 +200,9 @@ void PcsModel::observe(EntityId agent, float* obs) const {
   obs[3] = scaled(s.step.blocks);
   obs[4] = scaled(s.step.handoffs_in);
   obs[5] = scaled(s.step.dropped_handoffs);
-  for (std::uint64_t d = 0; d < 4; ++d) obs[6 + d] = busy_fraction(snapshot(neighbour(agent, d)).busy);
+  for (std::uint64_t d = 0; d < 4; ++d) {
+    obs[6 + d] = busy_fraction(snapshot(neighbour(agent, d)).busy);
+  }
 }
 
 double PcsModel::reward(EntityId agent) const {
