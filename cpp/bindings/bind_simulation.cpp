@@ -73,9 +73,9 @@ std::uint64_t to_seed(const py::object& seed) {
 }
 
 template <class T>
-py::array_t<T> copy_array(const std::vector<T>& v, std::vector<py::ssize_t> shape) {
+py::array_t<T> copy_array(const T* data, std::vector<py::ssize_t> shape) {
   py::array_t<T> out(shape);
-  std::copy(v.begin(), v.end(), out.mutable_data());
+  std::copy_n(data, out.size(), out.mutable_data());
   return out;
 }
 
@@ -201,28 +201,28 @@ void bind_simulation(py::module_& m) {
       .def("observations",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
-             return copy_array(self.sim->observations(),
+             return copy_array(self.sim->outputs().observations,
                                {static_cast<py::ssize_t>(s.num_agents),
                                 static_cast<py::ssize_t>(s.obs_dim)});
            })
       .def("rewards",
            [](PySimulation& self) {
-             return copy_array(self.sim->rewards(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
+             return copy_array(self.sim->outputs().rewards, {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
            })
       .def("terminations",
            [](PySimulation& self) {
-             return copy_array(self.sim->terminations(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+             return copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
                  .attr("astype")("bool");
            })
       .def("truncations",
            [](PySimulation& self) {
-             return copy_array(self.sim->truncations(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+             return copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
                  .attr("astype")("bool");
            })
       .def("infos",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
-             return copy_array(self.sim->infos(), {static_cast<py::ssize_t>(s.num_agents),
+             return copy_array(self.sim->outputs().infos, {static_cast<py::ssize_t>(s.num_agents),
                                                    static_cast<py::ssize_t>(s.info_keys.size())});
            })
       .def("state",
