@@ -149,6 +149,16 @@ void bind_simulation(py::module_& m) {
              return out;
            },
            "Copy of every entity's state bytes, uint8[num_entities, state_size].")
+      .def("totals",
+           [](PySimulation& self) {
+             const ModelSpec& s = self.sim->spec();
+             std::vector<std::int64_t> values(s.total_keys.size(), 0);
+             self.sim->model().totals(values.data());
+             py::dict out;
+             for (std::size_t k = 0; k < values.size(); ++k) out[py::str(s.total_keys[k])] = values[k];
+             return out;
+           },
+           "The model's env-wide counters (spec['total_keys']) as a dict of ints.")
       .def("pending_events",
            [](PySimulation& self) {
              const auto events = self.sim->pending_events();

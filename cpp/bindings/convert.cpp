@@ -62,6 +62,7 @@ py::dict spec_dict(const ModelSpec& s) {
   d["state_low"] = s.state_low;
   d["state_high"] = s.state_high;
   d["info_keys"] = s.info_keys;
+  d["total_keys"] = s.total_keys;
   d["event_kinds"] = s.event_kinds;
   return d;
 }
