@@ -37,22 +37,40 @@ phold_configs = st.fixed_dictionaries(
 )
 
 
+def assert_equal_to_serial(config, seed, executor, threads, steps=6):
+    expected, serial = digests_per_step(config, seed, steps, "serial", 1)
+    got, other = digests_per_step(config, seed, steps, executor, threads)
+    assert got == expected
+    assert other.events_processed == serial.events_processed
+    assert other.pending_events()["seq"].tobytes() == serial.pending_events()["seq"].tobytes()
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=phold_configs, seed=st.integers(0, 2**64 - 1), threads=st.sampled_from(THREADS))
 def test_parallel_digest_equals_serial_after_every_step(config, seed, threads):
-    steps = 6
-    expected, serial = digests_per_step(config, seed, steps, "serial", 1)
-    got, parallel = digests_per_step(config, seed, steps, "parallel", threads)
-    assert got == expected
-    assert parallel.events_processed == serial.events_processed
-    assert parallel.pending_events()["seq"].tobytes() == serial.pending_events()["seq"].tobytes()
+    assert_equal_to_serial(config, seed, "parallel", threads)
 
 
+BASELINES = [name for name in seer_env.executor_names() if name not in ("serial", "parallel")]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    config=phold_configs,
+    seed=st.integers(0, 2**64 - 1),
+    threads=st.sampled_from((1, 2, 3, 4, 8)),
+    executor=st.sampled_from(BASELINES),
+)
+def test_baseline_executors_digest_equals_serial(config, seed, threads, executor):
+    assert_equal_to_serial(config, seed, executor, threads)
+
+
+@pytest.mark.parametrize("executor", ["parallel", "barrier"])
 @pytest.mark.parametrize("threads", THREADS)
-def test_small_lookahead_takes_many_rounds_and_stays_equal(threads):
+def test_small_lookahead_takes_many_rounds_and_stays_equal(executor, threads):
     config = dict(num_entities=200, population=2, remote=0.5, mean=0.05, lookahead=0.01, dt=1.0)
     expected, _ = digests_per_step(config, 5, 5, "serial", 1)
-    got, sim = digests_per_step(config, 5, 5, "parallel", threads)
+    got, sim = digests_per_step(config, 5, 5, executor, threads)
     assert got == expected
     assert sim.last_step["rounds"] > 20  # L << dt: many horizon rounds per step
 
@@ -71,7 +89,7 @@ def test_switching_executor_mid_run_keeps_the_trajectory():
     sim.reset(9)
     got = [sim.digest()]
     for k in range(1, 9):
-        sim.set_executor("parallel" if k % 2 else "serial", 1 + k % 4)
+        sim.set_executor(seer_env.executor_names()[k % 4], 1 + k % 4)
         sim.run_until(float(k))
         got.append(sim.digest())
     assert got == expected

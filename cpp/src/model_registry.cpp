@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "faulty/faulty.hpp"
+#include "pcs/pcs.hpp"
 #include "phold/phold.hpp"
 
 namespace seer {
@@ -22,6 +23,7 @@ Registry& registry() {
     auto* reg = new Registry;
     reg->factories["faulty"] = make_faulty;  // test model: deliberate contract breaches
     reg->factories["phold"] = make_phold;
+    reg->factories["pcs"] = make_pcs;
     return reg;
   }();
   return *r;
