@@ -22,6 +22,7 @@ PCS = dict(width=6, height=4, phones_per_cell=8, move_interval=300.0)
 
 
 _REAL_FEATURES = hardware.machine_features()
+_REAL_PRESSURE = hardware.cpu_pressure
 
 
 def fake_features(usable=4, **extra):
@@ -33,7 +34,8 @@ def fake_features(usable=4, **extra):
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path):
-    """Every test gets its own cache file and no SEER_NUM_THREADS."""
+    """Every test gets its own cache file, no SEER_NUM_THREADS, and a quiet machine."""
+    monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.0)
     monkeypatch.setenv("SEER_STPA_CACHE", str(tmp_path / "stpa.json"))
     monkeypatch.delenv("SEER_NUM_THREADS", raising=False)
     return tmp_path / "stpa.json"
@@ -194,6 +196,19 @@ def test_unwritable_cache_is_tolerated(monkeypatch, machine, tmp_path):
     monkeypatch.setenv("SEER_STPA_CACHE", str(blocker / "stpa.json"))  # parent is a file
     decision = stpa.choose("phold", PHOLD)
     assert decision.report["cache"]["status"].startswith("miss, not stored")
+
+
+def test_decision_under_cpu_contention_is_not_cached(monkeypatch, machine, preflights):
+    monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.9)
+    first = stpa.choose("phold", PHOLD)
+    assert "CPU pressure" in first.report["cache"]["status"]
+    stpa.choose("phold", PHOLD)
+    assert len(preflights) == 2
+
+
+def test_cpu_pressure_is_a_fraction_or_none():
+    value = _REAL_PRESSURE()
+    assert value is None or 0.0 <= value <= 1.0
 
 
 def test_cache_can_be_disabled(monkeypatch, machine, preflights):

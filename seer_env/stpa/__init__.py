@@ -11,8 +11,10 @@ in this order:
 4. a preflight: a serial probe gives the trace (events, rounds, time per
    event); the static model (``model.py``) prunes pool sizes that cannot win;
    the rest are measured on throw-away copies in interleaved blocks
-   (``preflight.py``) and the fastest median wins, preferring fewer threads
-   within ``TIE``.
+   (``preflight.py``) and the lowest upper-quartile step time wins,
+   preferring fewer threads within ``TIE``. The upper quartile, not the
+   median, because a spinning pool degrades badly when other processes take
+   its cores: a size must be fast in most steps, not just in a quiet moment.
 
 The returned ``Decision.report`` is what ``env.runtime.stpa`` shows. See
 docs/stpa.md.
@@ -38,6 +40,7 @@ __all__ = ["AUTO", "Decision", "choose", "parse_num_threads"]
 AUTO = "auto"
 STPA_VERSION = 1  # bump when a decision made by an older STPA must not be reused
 TIE = 0.03  # a candidate this close to the fastest counts as as fast
+CONTENDED = 0.5  # CPU pressure above this during the preflight: decision not cached
 DEFAULT_BUDGET_S = 0.25  # target preflight time (at least MIN_ROUNDS rounds run regardless)
 MIN_ROUNDS = 2
 MAX_ROUNDS = 8
@@ -174,7 +177,14 @@ def choose(
         return hit
 
     decision = _preflight(model, config, executor, event_budget, budget_s, features)
-    status = cache.put(key, {"identity": identity, "report": decision.report})
+    pressure = hardware.cpu_pressure()
+    decision.report["features"]["cpu_pressure"] = pressure
+    if pressure is not None and pressure > CONTENDED:
+        # Measured while other processes competed for the cores: good for
+        # now, but not a decision to keep for a quieter (or busier) future.
+        status = f"not stored (CPU pressure {pressure:.0%} during the preflight)"
+    else:
+        status = cache.put(key, {"identity": identity, "report": decision.report})
     decision.report["cache"] = dict(cache_info, status=f"miss, {status}")
     return decision
 
@@ -255,6 +265,7 @@ def _preflight(
         )
 
     medians = pf.medians()
+    scores = pf.upper_quartiles()
     rounds_measured = [r for c, rs in pf.rounds.items() if c != SERIAL for r in rs]
     trace_report = {
         "steps": pf._step,
@@ -274,13 +285,14 @@ def _preflight(
                 "num_threads": c.num_threads,
                 "predicted_s": plan.predicted.get(c.num_threads) if c != SERIAL else serial_s,
                 "median_s": medians[c],
+                "upper_quartile_s": scores[c],
                 "min_s": min(times),
                 "samples": len(times),
                 "speedup_vs_serial": medians[SERIAL] / medians[c],
             }
         )
     allowed = [c for c in pf.candidates if executor is None or c.executor == executor]
-    choice, reason = _pick(allowed, medians)
+    choice, reason = _pick(allowed, scores)
     measured_sizes = {c.num_threads for c in pf.candidates if c != SERIAL}
     pruned = [
         {"num_threads": p, "predicted_s": s}
@@ -302,15 +314,15 @@ def _preflight(
     return Decision(choice.executor, choice.num_threads, report)
 
 
-def _pick(allowed: list[Candidate], medians: dict[Candidate, float]) -> tuple[Candidate, str]:
-    """Fewest threads within ``TIE`` of the fastest median (serial first at one thread)."""
+def _pick(allowed: list[Candidate], scores: dict[Candidate, float]) -> tuple[Candidate, str]:
+    """Fewest threads within ``TIE`` of the best score (serial first at one thread)."""
     order = sorted(allowed, key=lambda c: (c.num_threads, c.executor != "serial"))
-    best = min(order, key=lambda c: medians[c])
-    choice = next(c for c in order if medians[c] <= medians[best] * (1 + TIE))
-    serial = medians[SERIAL]
+    best = min(order, key=lambda c: scores[c])
+    choice = next(c for c in order if scores[c] <= scores[best] * (1 + TIE))
+    serial = scores[SERIAL]
     reason = (
-        f"{choice.label}: median step {medians[choice] * 1e6:.1f} us "
-        f"(serial {serial * 1e6:.1f} us, {serial / medians[choice]:.2f}x)"
+        f"{choice.label}: upper-quartile step {scores[choice] * 1e6:.1f} us "
+        f"(serial {serial * 1e6:.1f} us, {serial / scores[choice]:.2f}x)"
     )
     if choice != best:
         reason += f"; within {TIE:.0%} of the fastest, {best.label}, with fewer threads"

@@ -148,6 +148,23 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_pressure() -> float | None:
+    """Share of the last 10 s some runnable task waited for a CPU (Linux PSI), in [0, 1].
+
+    High values mean other processes compete for the cores: a measurement
+    taken now says little about a quiet machine, and vice versa.
+    """
+    for line in (_read(Path("/proc/pressure/cpu")) or "").splitlines():
+        if line.startswith("some"):
+            for field in line.split():
+                if field.startswith("avg10="):
+                    try:
+                        return float(field[6:]) / 100.0
+                    except ValueError:
+                        return None
+    return None
+
+
 def machine_features() -> dict:
     """Static features of this machine as this process sees it (JSON-ready)."""
     cpus = allowed_cpus()

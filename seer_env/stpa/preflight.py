@@ -146,6 +146,10 @@ class Preflight:
         """Median step time of every candidate with samples."""
         return {c: statistics.median(s) for c, s in self.samples.items() if s}
 
+    def upper_quartiles(self) -> dict[Candidate, float]:
+        """Upper-quartile step time of every candidate with samples (risk-averse score)."""
+        return {c: float(np.percentile(s, 75)) for c, s in self.samples.items() if s}
+
     def close(self) -> None:
         """Drop the copies (their pools join their workers)."""
         self._sims.clear()
