@@ -200,10 +200,22 @@ def test_unwritable_cache_is_tolerated(monkeypatch, machine, tmp_path):
 
 def test_decision_under_cpu_contention_is_not_cached(monkeypatch, machine, preflights):
     monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.9)
+    monkeypatch.setattr(stpa, "_load_average", lambda: 1.0)  # pressure, but no CPU busy elsewhere
     first = stpa.choose("phold", PHOLD)
     assert "CPU pressure" in first.report["cache"]["status"]
     stpa.choose("phold", PHOLD)
     assert len(preflights) == 2
+
+
+def test_contended_machine_caps_the_pool(monkeypatch, machine, preflights):
+    monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.9)
+    monkeypatch.setattr(stpa, "_load_average", lambda: 3.0)  # 2 CPUs busy elsewhere
+    decision = stpa.choose("phold", PHOLD)
+    assert decision.num_threads <= 2
+    assert decision.report["features"]["contention_cap"] == 2
+    monkeypatch.setattr(stpa, "_load_average", lambda: 9.0)
+    decision = stpa.choose("phold", PHOLD)
+    assert (decision.executor, decision.num_threads) == ("serial", 1)
 
 
 def test_cpu_pressure_is_a_fraction_or_none():

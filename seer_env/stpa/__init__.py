@@ -149,13 +149,20 @@ def choose(
         )
     features = features or hardware.machine_features()
     max_threads = features["usable_threads"]
+    cap = _contention_cap(max_threads)
+    if cap is not None and cap < max_threads:
+        # Other processes already keep the cores busy: a spinning pool larger
+        # than what is left is preempted mid-round and stalls every barrier.
+        features = dict(features, usable_threads=cap, contention_cap=cap)
+        max_threads = cap
     if max_threads <= 1:
         return _fixed(
             executor or "serial",
             1,
             "static",
             f"1 usable CPU (affinity {features['affinity_cpus']}, "
-            f"cgroup quota {features['cgroup_quota_cpus']})",
+            f"cgroup quota {features['cgroup_quota_cpus']}, "
+            f"contention cap {features.get('contention_cap')})",
             features=features,
         )
 
@@ -187,6 +194,19 @@ def choose(
         status = cache.put(key, {"identity": identity, "report": decision.report})
     decision.report["cache"] = dict(cache_info, status=f"miss, {status}")
     return decision
+
+
+def _contention_cap(max_threads: int) -> int | None:
+    """Threads left by other processes when the CPUs are contended, else None.
+
+    Only under CPU pressure (PSI) above ``CONTENDED``; then the 1-minute load
+    average minus this process's own runnable thread estimates the busy CPUs.
+    """
+    pressure = hardware.cpu_pressure()
+    load = _load_average()
+    if pressure is None or load is None or pressure <= CONTENDED:
+        return None
+    return max(1, max_threads - math.ceil(max(0.0, load - 1.0)))
 
 
 def _from_cache(entry: dict | None, executor: str | None, max_threads: int) -> Decision | None:
