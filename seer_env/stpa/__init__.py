@@ -155,7 +155,7 @@ def choose(
         # than what is left is preempted mid-round and stalls every barrier.
         features = dict(features, usable_threads=cap, contention_cap=cap)
         max_threads = cap
-    if max_threads <= 1:
+    if features["usable_threads"] <= 1 and "contention_cap" not in features:
         return _fixed(
             executor or "serial",
             1,
