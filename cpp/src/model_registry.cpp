@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "aircraft/aircraft.hpp"
 #include "phold/phold.hpp"
 
 namespace seer {
@@ -20,6 +21,7 @@ Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
     reg->factories["phold"] = make_phold;
+    reg->factories["aircraft"] = aircraft::make_aircraft;
     return reg;
   }();
   return *r;
