@@ -16,14 +16,20 @@ from seer_env._core import (
     model_names,
 )
 from seer_env._version import __version__
+from seer_env.env import RuntimeInfo, SeerParallelEnv
+from seer_env.registry import env_names, make
 
 __all__ = [
     "ContractViolation",
     "EventBudgetExceeded",
     "HandlerError",
+    "RuntimeInfo",
+    "SeerParallelEnv",
     "Simulation",
     "__version__",
+    "env_names",
     "executor_names",
+    "make",
     "model_names",
 ]
 

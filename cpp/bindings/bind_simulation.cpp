@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -230,6 +231,19 @@ void bind_simulation(py::module_& m) {
              self.sim->state(out.mutable_data());
              return out;
            })
+      .def("entity_states",
+           [](PySimulation& self) {
+             Model& model = self.sim->model();
+             const auto n = static_cast<py::ssize_t>(self.sim->spec().num_entities);
+             const auto size = static_cast<py::ssize_t>(model.entity_state_size());
+             py::array_t<std::uint8_t> out({n, size});
+             for (py::ssize_t e = 0; e < n; ++e) {
+               std::memcpy(out.mutable_data(e, 0), model.entity_state(static_cast<EntityId>(e)),
+                           static_cast<std::size_t>(size));
+             }
+             return out;
+           },
+           "Copy of every entity's state bytes, uint8[num_entities, state_size].")
       .def("pending_events",
            [](PySimulation& self) {
              const auto events = self.sim->pending_events();

@@ -1,11 +1,12 @@
 #include <stdexcept>
 
 #include "seer/executor.hpp"
+#include "seer/parallel_executor.hpp"
 #include "seer/serial_executor.hpp"
 
 namespace seer {
 
-std::vector<std::string> executor_names() { return {"serial"}; }
+std::vector<std::string> executor_names() { return {"serial", "parallel"}; }
 
 std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_threads) {
   if (num_threads < 1 || num_threads > 1024) {
@@ -13,6 +14,7 @@ std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_th
                                 std::to_string(num_threads));
   }
   if (name == "serial") return std::make_unique<SerialExecutor>();
+  if (name == "parallel") return std::make_unique<ParallelExecutor>(num_threads);
   std::string known;
   for (const auto& n : executor_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("executor must be one of " + known + "; got '" + name + "'");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "aircraft/aircraft.hpp"
+#include "faulty/faulty.hpp"
 #include "phold/phold.hpp"
 
 namespace seer {
@@ -20,6 +21,7 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry;
+    reg->factories["faulty"] = make_faulty;  // test model: deliberate contract breaches
     reg->factories["phold"] = make_phold;
     reg->factories["aircraft"] = aircraft::make_aircraft;
     return reg;

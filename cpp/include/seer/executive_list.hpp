@@ -1,0 +1,74 @@
+// Layer 2 of the dual-layer event queue: the list of ready entities.
+//
+// Entities, never single events: a worker that pops an entity drains all of
+// its safe events (DESIGN.md 4b). Each entity is on the list at most once at
+// a time: push() first claims the entity's flag with a CAS (idle -> queued),
+// and done() releases it after the worker is finished with the entity.
+//
+// Within one horizon round the executor pushes, then (after a barrier) pops,
+// so pop() is a single fetch_add: lock-free, no ABA, no per-item CAS loop.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "seer/event.hpp"
+
+namespace seer {
+
+class ExecutiveList {
+ public:
+  explicit ExecutiveList(std::size_t capacity)
+      : slots_(capacity), flags_(std::make_unique<std::atomic<std::uint8_t>[]>(capacity)) {
+    for (std::size_t i = 0; i < capacity; ++i) flags_[i].store(kIdle, std::memory_order_relaxed);
+  }
+
+  // Thread-safe. Returns false (and pushes nothing) if e is already queued.
+  bool push(EntityId e) {
+    std::uint8_t expected = kIdle;
+    // acq_rel: claiming the flag orders us after the previous holder's done().
+    if (!flags_[e].compare_exchange_strong(expected, kQueued, std::memory_order_acq_rel,
+                                           std::memory_order_relaxed)) {
+      return false;
+    }
+    // relaxed: slots are read only after the round barrier, which orders them.
+    slots_[tail_.fetch_add(1, std::memory_order_relaxed)] = e;
+    return true;
+  }
+
+  // Thread-safe once pushing has finished (after a barrier). False when empty.
+  bool pop(EntityId& e) {
+    const std::size_t i = head_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= tail_.load(std::memory_order_relaxed)) return false;
+    e = slots_[i];
+    return true;
+  }
+
+  // The popper is finished with e; it may be pushed again. Thread-safe.
+  void done(EntityId e) { flags_[e].store(kIdle, std::memory_order_release); }
+
+  // Empties the list for the next round. Call between barriers only.
+  void reset() {
+    head_.store(0, std::memory_order_relaxed);
+    tail_.store(0, std::memory_order_relaxed);
+  }
+
+  std::size_t size_approx() const {
+    const std::size_t t = tail_.load(std::memory_order_relaxed);
+    const std::size_t h = head_.load(std::memory_order_relaxed);
+    return h >= t ? 0 : t - h;
+  }
+  std::size_t capacity() const { return slots_.size(); }
+
+ private:
+  static constexpr std::uint8_t kIdle = 0;
+  static constexpr std::uint8_t kQueued = 1;
+  std::vector<EntityId> slots_;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;
+  alignas(64) std::atomic<std::size_t> head_{0};
+  alignas(64) std::atomic<std::size_t> tail_{0};
+};
+
+}  // namespace seer

@@ -1,0 +1,147 @@
+// Layer 1 of the dual-layer event queue: one LocalQueue per entity.
+//
+// Producers (any worker) push events into a lock-free MPSC inbox (a CAS
+// pushed intrusive stack). The single consumer, the worker holding the
+// entity, drains the inbox into a private min-heap in key order and pops from
+// it without atomics. Inbox order does not matter: the heap restores the
+// (time, source, seq) order.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "seer/event.hpp"
+
+namespace seer {
+
+struct EventNode {
+  Event event;
+  EventNode* next = nullptr;
+};
+
+// Per-worker free list of nodes, grown in blocks and never shrunk, so that
+// after warm-up a step allocates nothing. Nodes migrate between pools
+// (allocated by the producer, freed by the consumer): fine, each pool is only
+// touched by its own worker. Not thread-safe.
+class NodePool {
+ public:
+  static constexpr std::size_t kBlock = 256;
+
+  EventNode* allocate() {
+    if (free_ == nullptr) grow();
+    EventNode* n = free_;
+    free_ = n->next;
+    return n;
+  }
+  void release(EventNode* n) {
+    n->next = free_;
+    free_ = n;
+  }
+
+ private:
+  void grow() {
+    blocks_.push_back(std::make_unique<EventNode[]>(kBlock));
+    EventNode* block = blocks_.back().get();
+    for (std::size_t i = 0; i < kBlock; ++i) release(&block[i]);
+  }
+  EventNode* free_ = nullptr;
+  std::vector<std::unique_ptr<EventNode[]>> blocks_;
+};
+
+// Time as ordered bits: for non-negative doubles (event times are >= 0) the
+// IEEE bit patterns order like the values, so an atomic integer min works.
+inline std::uint64_t time_bits(double t) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  return bits;
+}
+inline double bits_time(std::uint64_t bits) {
+  double t;
+  std::memcpy(&t, &bits, sizeof t);
+  return t;
+}
+inline const std::uint64_t kNeverBits = time_bits(std::numeric_limits<double>::infinity());
+
+class alignas(64) LocalQueue {
+ public:
+  // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
+  void push_remote(EventNode* node) {
+    node->next = inbox_.load(std::memory_order_relaxed);
+    // acq_rel: release publishes the node; acquire orders our inbox_min_ update
+    // after a consumer reset that preceded the exchange we read from.
+    while (!inbox_.compare_exchange_weak(node->next, node, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+    }
+    // After the push, lower the inbox bound (CAS min). A stale, too-low bound
+    // is harmless (the entity is looked at once more for nothing); a missing
+    // one is impossible because the bound is lowered after the push and
+    // reset by the consumer before it takes the inbox.
+    std::uint64_t bits = time_bits(node->event.time);
+    std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
+    while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
+                                                          std::memory_order_relaxed)) {
+    }
+  }
+
+  // -- Consumer side: only the thread holding the entity. Not thread-safe.
+  // Moves every inbox event into the heap, returning nodes to `pool`.
+  void drain(NodePool& pool) {
+    if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
+    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);  // reset before taking
+    // acquire: pairs with the producers' release CAS.
+    EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
+    while (n != nullptr) {
+      EventNode* next = n->next;
+      push_local(n->event);
+      pool.release(n);
+      n = next;
+    }
+  }
+  void push_local(const Event& e) {
+    heap_.push_back(e);
+    std::push_heap(heap_.begin(), heap_.end(), EventAfter{});
+  }
+  bool empty_local() const { return heap_.empty(); }
+  const Event& top() const { return heap_.front(); }
+  Event pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), EventAfter{});
+    Event e = heap_.back();
+    heap_.pop_back();
+    return e;
+  }
+  double top_time() const {
+    return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.front().time;
+  }
+  // Lower bound on the time of anything in the inbox (+inf when empty).
+  double inbox_bound() const { return bits_time(inbox_min_.load(std::memory_order_acquire)); }
+
+  // -- Outside a step (single-threaded).
+  void clear(NodePool& pool) {
+    drain(pool);
+    heap_.clear();
+  }
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    for (const Event& e : heap_) fn(e);
+    for (EventNode* n = inbox_.load(std::memory_order_acquire); n != nullptr; n = n->next) {
+      fn(n->event);
+    }
+  }
+  std::size_t size() const {
+    std::size_t n = heap_.size();
+    for (EventNode* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->next) ++n;
+    return n;
+  }
+
+ private:
+  std::atomic<EventNode*> inbox_{nullptr};
+  std::atomic<std::uint64_t> inbox_min_{kNeverBits};
+  std::vector<Event> heap_;  // owner-private min-heap by key
+};
+
+}  // namespace seer

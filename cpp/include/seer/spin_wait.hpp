@@ -1,0 +1,43 @@
+// Waiting without parking: spin with a CPU pause, then yield the core.
+//
+// Yielding matters when there are more threads than cores (tests run 16
+// threads on 2 cores): a pure spinner would wait a whole scheduler quantum
+// for a descheduled peer.
+#pragma once
+
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace seer {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Call in a loop while a condition is false. Spins for the first `kSpins`
+// calls, then yields to the scheduler.
+class SpinWait {
+ public:
+  static constexpr unsigned kSpins = 2000;
+  void once() {
+    if (count_ < kSpins) {
+      ++count_;
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  void reset() { count_ = 0; }
+
+ private:
+  unsigned count_ = 0;
+};
+
+}  // namespace seer

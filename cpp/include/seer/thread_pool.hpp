@@ -1,0 +1,55 @@
+// A small persistent thread pool: the caller plus `size() - 1` workers run
+// one function together, then the workers spin briefly and park.
+//
+// - Workers start lazily, on the first run() (never in a constructor that
+//   may run before a fork()).
+// - After fork() the child owns none of the parent's threads: run() notices
+//   the changed pid and starts fresh workers (the old ones are abandoned).
+// - Spin-then-park: a worker spins ~kSpinMicros for the next job (so steps
+//   that follow each other closely do not pay a futex wake-up), then sleeps
+//   on a condition variable until the next run().
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace seer {
+
+class ThreadPool {
+ public:
+  static constexpr int kSpinMicros = 200;
+
+  explicit ThreadPool(unsigned size);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Participants per run(), the calling thread included.
+  unsigned size() const { return size_; }
+
+  // Runs fn(i) for i in [0, size()) on distinct threads (i == 0 on the
+  // caller) and returns when all have returned. `fn` must not throw (catch
+  // inside). Not reentrant and not thread-safe: one caller at a time.
+  // Allocates only the first time (and after a fork).
+  void run(const std::function<void(unsigned)>& fn);
+
+ private:
+  struct Shared;
+  void start();
+  void abandon_threads();
+  static void worker_main(std::shared_ptr<Shared> shared, unsigned index);
+
+  unsigned size_;
+  pid_t owner_pid_ = 0;
+  std::shared_ptr<Shared> shared_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace seer

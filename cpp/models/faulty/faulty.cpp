@@ -1,0 +1,70 @@
+#include "faulty/faulty.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+namespace seer {
+
+FaultyModel::FaultyModel(Config& config) {
+  spec_.name = "faulty";
+  spec_.num_entities = static_cast<std::uint32_t>(config.integer("num_entities", 8, 1, 1 << 20));
+  spec_.lookahead = config.real("lookahead", 0.25, 0.0, 1e9, /*lo_open=*/true);
+  spec_.dt = config.real("dt", 1.0, 0.0, 1e9, /*lo_open=*/true);
+  mode_ = static_cast<int>(config.integer("mode", 0, 0, 7));
+  culprit_ = static_cast<EntityId>(config.integer("culprit", 0, 0, spec_.num_entities - 1));
+  fail_after_ = config.real("fail_after", 2.0, 0.0, 1e12);
+  spec_.num_agents = 0;
+  spec_.agent_prefix = "entity";
+  spec_.event_kinds = {"TOKEN", "TICK"};
+  allocate(spec_.num_entities);
+}
+
+void FaultyModel::on_init(Context& ctx) {
+  ctx.schedule(ctx.self(), 0.0, kTick);
+  ctx.schedule((ctx.self() + 1) % spec_.num_entities, spec_.lookahead, kToken);
+}
+
+void FaultyModel::on_event(Context& ctx, const Event& event) {
+  FaultyState& s = self_state(ctx);
+  ++s.handled;
+  if (ctx.self() == culprit_ && ctx.now() >= fail_after_ && mode_ != 0) misbehave(ctx);
+  if (event.kind == kToken) {
+    ++s.tokens_seen;
+    ctx.schedule((ctx.self() + 1) % spec_.num_entities, ctx.now() + spec_.lookahead, kToken);
+  } else {
+    ctx.schedule(ctx.self(), ctx.now() + spec_.dt / 4, kTick);
+  }
+}
+
+void FaultyModel::misbehave(Context& ctx) {
+  const EntityId other = (ctx.self() + 1) % spec_.num_entities;
+  switch (mode_) {
+    case 1:
+      ctx.schedule(other, ctx.now() + spec_.lookahead / 2, kToken);
+      break;
+    case 2:
+      ctx.schedule(ctx.self(), ctx.now() - 1.0, kTick);
+      break;
+    case 3:
+      ctx.schedule(spec_.num_entities + 5, ctx.now() + spec_.lookahead, kToken);
+      break;
+    case 4:
+      ctx.schedule(ctx.self(), std::numeric_limits<double>::quiet_NaN(), kTick);
+      break;
+    case 5:
+      throw std::runtime_error("deliberate failure in the faulty model");
+    case 6:
+      states_[other].handled += 1000;  // the contract breach under test
+      break;
+    case 7:
+      ctx.schedule(ctx.self(), ctx.now(), kTick);
+      ctx.schedule(ctx.self(), ctx.now(), kTick);
+      break;
+    default:
+      break;
+  }
+}
+
+std::unique_ptr<Model> make_faulty(Config& config) { return std::make_unique<FaultyModel>(config); }
+
+}  // namespace seer

@@ -1,0 +1,115 @@
+#include "seer/thread_pool.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "seer/spin_wait.hpp"
+
+namespace seer {
+
+// State shared by the caller and the workers. Held by shared_ptr so that a
+// pool abandoned after fork() never frees memory its (nonexistent) threads use.
+struct ThreadPool::Shared {
+  std::atomic<std::uint64_t> generation{0};  // bumped once per run()
+  std::atomic<unsigned> remaining{0};        // workers still inside the job
+  std::atomic<bool> stop{false};
+  std::atomic<unsigned> sleepers{0};
+  const std::function<void(unsigned)>* job = nullptr;
+  std::mutex mutex;
+  std::condition_variable wake;
+};
+
+ThreadPool::ThreadPool(unsigned size) : size_(size < 1 ? 1 : size) {}
+
+ThreadPool::~ThreadPool() {
+  if (!shared_) return;
+  if (owner_pid_ != ::getpid()) {
+    abandon_threads();
+    return;
+  }
+  shared_->stop.store(true, std::memory_order_seq_cst);
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->wake.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+}
+
+void ThreadPool::abandon_threads() {
+  // The handles name threads of the parent process: joining or detaching
+  // them here is undefined, so leak them, with the shared state (whose mutex
+  // a parent thread may have held at the fork).
+  new std::vector<std::thread>(std::move(threads_));
+  new std::shared_ptr<Shared>(std::move(shared_));
+  threads_.clear();
+}
+
+void ThreadPool::start() {
+  if (shared_ && owner_pid_ != ::getpid()) {
+    // A forked child: the parent's workers do not exist here.
+    abandon_threads();
+  }
+  if (shared_) return;
+  owner_pid_ = ::getpid();
+  shared_ = std::make_shared<Shared>();
+  threads_.reserve(size_ - 1);
+  for (unsigned i = 1; i < size_; ++i) threads_.emplace_back(worker_main, shared_, i);
+}
+
+void ThreadPool::run(const std::function<void(unsigned)>& fn) {
+  if (size_ == 1) {
+    fn(0);
+    return;
+  }
+  if (!shared_ || owner_pid_ != ::getpid()) start();
+  Shared& s = *shared_;
+  s.job = &fn;
+  s.remaining.store(size_ - 1, std::memory_order_relaxed);
+  // seq_cst: pairs with the worker's seq_cst sleepers increment (Dekker), so
+  // either the worker sees the new generation or we see it asleep.
+  s.generation.fetch_add(1, std::memory_order_seq_cst);
+  if (s.sleepers.load(std::memory_order_seq_cst) != 0) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.wake.notify_all();
+  }
+  fn(0);
+  SpinWait wait;
+  // acquire: the workers' writes inside fn are visible after they finish.
+  while (s.remaining.load(std::memory_order_acquire) != 0) wait.once();
+}
+
+void ThreadPool::worker_main(std::shared_ptr<Shared> shared, unsigned index) {
+  Shared& s = *shared;
+  std::uint64_t seen = 0;
+  for (;;) {
+    // Spin for the next job, then park.
+    const auto spin_until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+    SpinWait wait;
+    std::uint64_t gen;
+    while ((gen = s.generation.load(std::memory_order_acquire)) == seen &&
+           !s.stop.load(std::memory_order_relaxed)) {
+      if (std::chrono::steady_clock::now() >= spin_until) {
+        std::unique_lock<std::mutex> lock(s.mutex);
+        s.sleepers.fetch_add(1, std::memory_order_seq_cst);
+        s.wake.wait(lock, [&] {
+          return s.generation.load(std::memory_order_seq_cst) != seen ||
+                 s.stop.load(std::memory_order_seq_cst);
+        });
+        s.sleepers.fetch_sub(1, std::memory_order_relaxed);
+        break;
+      }
+      wait.once();
+    }
+    if (s.stop.load(std::memory_order_acquire)) return;
+    gen = s.generation.load(std::memory_order_acquire);
+    if (gen == seen) continue;
+    seen = gen;
+    (*s.job)(index);
+    // release: publish this worker's writes to the caller.
+    s.remaining.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+}  // namespace seer

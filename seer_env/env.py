@@ -1,0 +1,403 @@
+"""The generic PettingZoo ParallelEnv over any C++ model of the runtime.
+
+A built-in env (``pcs_v0``, ``aircraft_v0``) is a thin subclass: it validates
+its arguments, turns them into the model's config, and adds rendering. Spaces,
+reset/step, the array fast path, seeding and pickling live here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from seer_env import _core
+
+_SEED_LIMIT = 2**64
+_MASK64 = _SEED_LIMIT - 1
+
+
+def _next_episode_seed(seed: int) -> int:
+    """Deterministic successor of an episode seed (splitmix64 step).
+
+    ``reset()`` without a seed continues from the previous episode's seed this
+    way, so two envs reset with the same seed stay identical through any
+    number of unseeded resets (autoreset paths call ``reset()`` bare).
+    """
+    z = (seed + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
+def validate_seed(seed: Any, name: str = "seed") -> int | None:
+    """Return ``seed`` as an int in [0, 2**64), or None; ValueError otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise ValueError(f"{name} must be None or an integer in [0, 2**64), got {seed!r}")
+    value = int(seed.__index__())
+    if not 0 <= value < _SEED_LIMIT:
+        raise ValueError(f"{name} must be None or an integer in [0, 2**64), got {value}")
+    return value
+
+
+def validate_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """Return ``value`` as an int in [low, high]; ValueError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value.__index__())
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    return value
+
+
+def validate_real(
+    name: str, value: Any, low: float, high: float = float("inf"), *, low_open: bool = False
+) -> float:
+    """Return ``value`` as a finite float in [low, high] ((low, high] if low_open)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    below = value <= low if low_open else value < low
+    if not np.isfinite(value) or below or value > high:
+        bracket = "(" if low_open else "["
+        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimeInfo:
+    """What the runtime did in the last step (``env.runtime``)."""
+
+    executor: str
+    num_threads: int
+    events: int
+    cross_events: int
+    rounds: int
+    seconds: float
+    events_total: int
+    stpa: dict | None = None
+
+
+class SeerParallelEnv(ParallelEnv):
+    """A PettingZoo ParallelEnv whose step runs on the seer_env runtime.
+
+    Args:
+        model: name of a registered C++ model (``seer_env.model_names()``).
+        model_config: the model's numeric settings.
+        seed: seed used by the first ``reset()`` that is not given one.
+        max_cycles: steps until every agent is truncated.
+        executor: ``"serial"`` or another name from ``seer_env.executor_names()``.
+        num_threads: worker threads of the executor (the calling thread included).
+        check: run the expensive contract checks.
+        event_budget: max events in one step (0: unlimited).
+        render_mode: one of ``metadata["render_modes"]`` or None.
+    """
+
+    metadata: dict[str, Any] = {"name": "seer_env", "render_modes": [], "is_parallelizable": True}
+
+    def __init__(
+        self,
+        model: str,
+        model_config: dict[str, float],
+        *,
+        seed: int | None = None,
+        max_cycles: int = 1000,
+        executor: str = "serial",
+        num_threads: int = 1,
+        check: bool = False,
+        event_budget: int = 50_000_000,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                f"got {render_mode!r}"
+            )
+        if not isinstance(executor, str) or executor not in _core.executor_names():
+            raise ValueError(f"executor must be one of {_core.executor_names()}, got {executor!r}")
+        if not isinstance(check, bool):
+            raise ValueError(f"check must be a bool, got {check!r}")
+        self.max_cycles = validate_int("max_cycles", max_cycles, 1)
+        self._options = {
+            "executor": executor,
+            "num_threads": validate_int("num_threads", num_threads, 1, 1024),
+            "check": check,
+            "event_budget": validate_int("event_budget", event_budget, 0),
+        }
+        self._model = model
+        self._model_config = dict(model_config)
+        self._seed = validate_seed(seed)
+        self.render_mode = render_mode
+        self.sim = _core.Simulation(model, self._model_config, **self._options)
+        self._init_spaces(self.sim.spec)
+        self.agents: list[str] = []
+        self._episode_seed: int | None = None
+        self._cycles = 0
+
+    # -- spaces ---------------------------------------------------------------------------------
+    def _init_spaces(self, spec: dict) -> None:
+        self.possible_agents = [f"{spec['agent_prefix']}_{i}" for i in range(spec["num_agents"])]
+        self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
+        # One space object shared by every agent: the same object on every call,
+        # and identical spaces as SuperSuit requires.
+        obs_space = spaces.Box(
+            np.asarray(spec["obs_low"], dtype=np.float32),
+            np.asarray(spec["obs_high"], dtype=np.float32),
+            dtype=np.float32,
+        )
+        act = spec["action"]
+        if act["discrete"]:
+            act_space: spaces.Space = spaces.Discrete(act["n"])
+        else:
+            act_space = spaces.Box(act["low"], act["high"], (act["dim"],), dtype=np.float32)
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self.state_space = spaces.Box(
+            spec["state_low"], spec["state_high"], (spec["state_dim"],), dtype=np.float32
+        )
+        self._info_keys = list(spec["info_keys"])
+        self._discrete = act["discrete"]
+        self._act_dim = act["dim"]
+        self._act_n = act["n"]
+        self._act_low = np.float32(act["low"])
+        self._act_high = np.float32(act["high"])
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (one shared object)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent`` (one shared object)."""
+        return self.action_spaces[agent]
+
+    @property
+    def num_agents(self) -> int:
+        """Number of live agents."""
+        return len(self.agents)
+
+    @property
+    def max_num_agents(self) -> int:
+        """Number of possible agents."""
+        return len(self.possible_agents)
+
+    # -- episode --------------------------------------------------------------------------------
+    def reset(
+        self, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+        """Start an episode; returns ``(observations, infos)`` for every agent."""
+        seed = validate_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {options!r}")
+        if seed is None:
+            if self._episode_seed is not None:
+                seed = _next_episode_seed(self._episode_seed)
+            elif self._seed is not None:
+                seed = self._seed
+            else:
+                seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        self.sim.reset(seed)
+        self._episode_seed = seed
+        self._cycles = 0
+        self.agents = list(self.possible_agents)
+        obs = self.sim.observations()
+        infos = self._info_dicts(self.sim.infos(), range(len(self.agents)))
+        return dict(zip(self.agents, obs)), dict(zip(self.agents, infos))
+
+    def _info_dicts(self, infos: np.ndarray, rows) -> list[dict[str, int]]:
+        keys = self._info_keys
+        table = infos.tolist()
+        return [dict(zip(keys, table[i])) for i in rows]
+
+    def _require_running(self) -> None:
+        if self.sim.steps == 0 and not self.agents and self._episode_seed is None:
+            raise RuntimeError("step() called before reset()")
+        if self.sim.needs_reset:
+            raise RuntimeError("step() called after a failed step; call reset() first")
+        if not self.agents:
+            raise RuntimeError("step() called with no live agents (episode over); call reset()")
+
+    def _action_array(self, actions: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(actions, dict):
+            raise ValueError(f"actions must be a dict keyed by agent, got {type(actions).__name__}")
+        live = self.agents
+        missing = [a for a in live if a not in actions]
+        if missing:
+            raise ValueError(f"actions: no action for live agents {missing[:5]}")
+        if len(actions) != len(live):
+            extra = [a for a in actions if a not in set(live)]
+            unknown = [a for a in extra if a not in self._agent_index]
+            if unknown:
+                raise ValueError(f"actions: unknown agents {unknown[:5]}")
+            raise ValueError(f"actions: agents {extra[:5]} are not live")
+        rows = [self._agent_index[a] for a in live]
+        values = [actions[a] for a in live]
+        n = len(self.possible_agents)
+        alive = np.zeros(n, dtype=np.uint8)
+        alive[rows] = 1
+        if self._discrete:
+            arr = np.zeros(n, dtype=np.int64)
+            try:
+                given = np.asarray(values)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"actions: not integer scalars ({exc})") from None
+            if given.shape != (len(live),):
+                raise ValueError(
+                    f"actions: each action must be an integer scalar, got {values[:3]}"
+                )
+            arr[rows] = self._check_discrete(given, live)
+        else:
+            arr = np.zeros((n, self._act_dim), dtype=np.float32)
+            try:
+                given = np.asarray(values, dtype=np.float32)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"actions: not numeric arrays of shape ({self._act_dim},): {exc}"
+                ) from None
+            if given.shape != (len(live), self._act_dim):
+                raise ValueError(
+                    f"actions: each action must have shape ({self._act_dim},), "
+                    f"got {np.shape(values[0])} for {live[0]}"
+                )
+            self._check_box(given, live)
+            arr[rows] = given
+        return arr, alive
+
+    def _check_discrete(self, given: np.ndarray, names: list[str]) -> np.ndarray:
+        if given.dtype.kind == "f":  # accept integral floats such as 2.0
+            with np.errstate(invalid="ignore"):
+                bad = np.flatnonzero(~np.isfinite(given) | (given != np.floor(given)))
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(f"actions[{names[i]!r}] must be an integer, got {given[i]!r}")
+        elif given.dtype.kind not in "iub":
+            raise ValueError(f"actions must be integers, got dtype {given.dtype}")
+        bad = np.flatnonzero((given < 0) | (given >= self._act_n))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"actions[{names[i]!r}] must be in [0, {self._act_n}), got {given[i]}")
+        return given.astype(np.int64)
+
+    def _check_box(self, given: np.ndarray, names: list[str]) -> None:
+        finite = np.isfinite(given).all(axis=1)
+        inside = ((given >= self._act_low) & (given <= self._act_high)).all(axis=1)
+        bad = np.flatnonzero(~(finite & inside))
+        if bad.size:
+            i = int(bad[0])
+            what = "finite" if not finite[i] else f"within [{self._act_low}, {self._act_high}]"
+            raise ValueError(f"actions[{names[i]!r}] must be {what}, got {given[i].tolist()}")
+
+    def step(self, actions: dict[str, Any]):
+        """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
+        self._require_running()
+        arr, alive = self._action_array(actions)
+        self.sim.step(arr, alive)
+        self._cycles += 1
+        live = self.agents
+        rows = [self._agent_index[a] for a in live]
+        obs = self.sim.observations()
+        rewards = self.sim.rewards().tolist()
+        terms = self.sim.terminations().tolist()
+        truncs = self.sim.truncations()
+        if self._cycles >= self.max_cycles:
+            truncs[:] = True
+        truncs = truncs.tolist()
+        infos = self._info_dicts(self.sim.infos(), rows)
+        observations = {a: obs[i] for a, i in zip(live, rows)}
+        reward_d = {a: rewards[i] for a, i in zip(live, rows)}
+        term_d = {a: terms[i] for a, i in zip(live, rows)}
+        trunc_d = {a: truncs[i] for a, i in zip(live, rows)}
+        info_d = dict(zip(live, infos))
+        self.agents = [a for a, i in zip(live, rows) if not (terms[i] or truncs[i])]
+        return observations, reward_d, term_d, trunc_d, info_d
+
+    def step_arrays(self, actions: np.ndarray):
+        """The array fast path: one row per possible agent, no per-agent dicts.
+
+        Args:
+            actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box).
+              Rows of agents that are no longer live are ignored.
+
+        Returns:
+            ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
+            terminations[num_agents] bool, truncations[num_agents] bool)``.
+        """
+        self._require_running()
+        n = len(self.possible_agents)
+        shape = (n,) if self._discrete else (n, self._act_dim)
+        arr = np.asarray(actions)
+        if arr.shape != shape:
+            raise ValueError(f"actions must have shape {shape}, got {arr.shape}")
+        alive = np.zeros(n, dtype=np.uint8)
+        rows = [self._agent_index[a] for a in self.agents]
+        alive[rows] = 1
+        live_names = self.agents
+        if self._discrete:
+            arr = np.ascontiguousarray(arr)
+            checked = self._check_discrete(arr[rows], live_names)
+            arr = arr.astype(np.int64, copy=True)
+            arr[rows] = checked
+        else:
+            arr = np.ascontiguousarray(arr, dtype=np.float32)
+            self._check_box(arr[rows], live_names)
+        self.sim.step(arr, alive)
+        self._cycles += 1
+        terms = self.sim.terminations()
+        truncs = self.sim.truncations()
+        if self._cycles >= self.max_cycles:
+            truncs[:] = True
+        done = terms | truncs
+        self.agents = [a for a, i in zip(live_names, rows) if not done[i]]
+        return self.sim.observations(), self.sim.rewards(), terms, truncs
+
+    def state(self) -> np.ndarray:
+        """The global state vector (``state_space``)."""
+        if self._episode_seed is None:
+            raise RuntimeError("state() called before reset()")
+        return self.sim.state()
+
+    @property
+    def runtime(self) -> RuntimeInfo:
+        """Executor, threads and what the runtime did in the last step."""
+        last = self.sim.last_step
+        return RuntimeInfo(
+            executor=self.sim.executor,
+            num_threads=self.sim.num_threads,
+            events=last["events"],
+            cross_events=last["cross_events"],
+            rounds=last["rounds"],
+            seconds=last["seconds"],
+            events_total=self.sim.events_processed,
+        )
+
+    # -- rendering ------------------------------------------------------------------------------
+    def render(self, *args):
+        """Render per ``render_mode`` (``args`` accepted for RLlib's ``render(mode)``)."""
+        if self.render_mode is None:
+            return None
+        if self._episode_seed is None:
+            raise RuntimeError("render() called before reset()")
+        return getattr(self, f"_render_{self.render_mode}")()
+
+    def close(self) -> None:
+        """Nothing to release: the runtime's threads are shared and persistent."""
+
+    # -- pickling -------------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        sim = state.pop("sim")
+        running = self._episode_seed is not None and not sim.needs_reset
+        state["_saved_sim"] = sim.save() if running else None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        saved = state.pop("_saved_sim")
+        self.__dict__.update(state)
+        self.sim = _core.Simulation(self._model, self._model_config, **self._options)
+        if saved is not None:
+            self.sim.load(saved)

@@ -1,0 +1,1 @@
+"""Pure-Python/NumPy reference implementations of the models: oracles and baselines."""
