@@ -8,6 +8,14 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Observation entries are clipped to [-bound, bound] (NaN -> 0) so that they
+// always lie in the declared Box, whatever the config; in practice scaled
+// values are of order 1 and the clip never binds.
+float obs_value(double v, double bound) {
+  if (!(v == v)) return 0.0f;
+  return static_cast<float>(v < -bound ? -bound : (v > bound ? bound : v));
+}
+
 double clip_action(float a) {
   if (!(a == a)) return 0.0;  // NaN: no command
   const double v = static_cast<double>(a);
@@ -27,8 +35,8 @@ AircraftModel::AircraftModel(Config& config)
   spec_.dt = p_.dt;
 
   spec_.obs_dim = kOwnObs + 6 * static_cast<std::size_t>(p_.k_neighbors);
-  spec_.obs_low.assign(spec_.obs_dim, -std::numeric_limits<float>::infinity());
-  spec_.obs_high.assign(spec_.obs_dim, std::numeric_limits<float>::infinity());
+  spec_.obs_low.assign(spec_.obs_dim, -static_cast<float>(kObsBound));
+  spec_.obs_high.assign(spec_.obs_dim, static_cast<float>(kObsBound));
   for (std::size_t i = 6; i < 10; ++i) {  // unit quaternion
     spec_.obs_low[i] = -1.0f;
     spec_.obs_high[i] = 1.0f;
@@ -41,8 +49,8 @@ AircraftModel::AircraftModel(Config& config)
   spec_.action.low = -1.0f;
   spec_.action.high = 1.0f;
   spec_.state_dim = kStatePerUav * p_.num_uavs;
-  spec_.state_low = -std::numeric_limits<float>::infinity();
-  spec_.state_high = std::numeric_limits<float>::infinity();
+  spec_.state_low = -static_cast<float>(kObsBound);
+  spec_.state_high = static_cast<float>(kObsBound);
   spec_.info_keys = {"near_misses", "near_misses_total", "beacons_received", "neighbors",
                      "crash_cause"};
   spec_.event_kinds = {"SUBSTEP", "BEACON"};
@@ -241,13 +249,13 @@ void AircraftModel::observe(EntityId agent, float* obs) const {
   const double* pos = s.body + kPos;
   const double* vel = s.body + kVel;
   for (int i = 0; i < 3; ++i) {
-    obs[i] = static_cast<float>(pos[i] / p_.arena_size);
-    obs[3 + i] = static_cast<float>(vel[i] / kVelocityScale);
-    obs[10 + i] = static_cast<float>(s.body[kRate + i] / p_.max_rate);
-    obs[13 + i] = static_cast<float>((s.goal[i] - pos[i]) / p_.arena_size);
+    obs[i] = obs_value(pos[i] / p_.arena_size, kObsBound);
+    obs[3 + i] = obs_value(vel[i] / kVelocityScale, kObsBound);
+    obs[10 + i] = obs_value(s.body[kRate + i] / p_.max_rate, kObsBound);
+    obs[13 + i] = obs_value((s.goal[i] - pos[i]) / p_.arena_size, kObsBound);
   }
-  for (int i = 0; i < 4; ++i) obs[6 + i] = static_cast<float>(s.body[kQuat + i]);
-  obs[16] = static_cast<float>(s.energy / p_.battery_capacity);
+  for (int i = 0; i < 4; ++i) obs[6 + i] = obs_value(s.body[kQuat + i], 1.0);
+  obs[16] = obs_value(s.energy / p_.battery_capacity, 1.0);
 
   // The k nearest fresh table entries, nearest first (ties: lower slot).
   double dist[kMaxNeighborSlots];
@@ -272,8 +280,8 @@ void AircraftModel::observe(EntityId agent, float* obs) const {
     const NeighborEntry& e = s.table[best];
     dist[best] = kInf;
     for (int i = 0; i < 3; ++i) {
-      out[i] = static_cast<float>((e.pos[i] - pos[i]) / p_.comm_radius);
-      out[3 + i] = static_cast<float>((e.vel[i] - vel[i]) / kVelocityScale);
+      out[i] = obs_value((e.pos[i] - pos[i]) / p_.comm_radius, kObsBound);
+      out[3 + i] = obs_value((e.vel[i] - vel[i]) / kVelocityScale, kObsBound);
     }
   }
 }
@@ -303,7 +311,10 @@ void AircraftModel::info(EntityId agent, std::int64_t* out) const {
 void AircraftModel::state(float* out) const {
   for (std::uint32_t e = 0; e < spec_.num_entities; ++e, out += kStatePerUav) {
     const UavState& s = state_of(e);
-    for (int i = 0; i < 6; ++i) out[i] = static_cast<float>(s.body[i]);
+    for (int i = 0; i < 3; ++i) {
+      out[i] = obs_value(s.body[kPos + i] / p_.arena_size, kObsBound);
+      out[3 + i] = obs_value(s.body[kVel + i] / kVelocityScale, kObsBound);
+    }
     out[6] = static_cast<float>(s.energy / p_.battery_capacity);
     out[7] = static_cast<float>(s.alive);
   }

@@ -97,7 +97,8 @@ class AircraftModel final : public ModelBase<AircraftModel, UavState, UavPublic>
  public:
   static constexpr EventKind kSubstep = 0;
   static constexpr EventKind kBeacon = 1;
-  static constexpr float kVelocityScale = 10.0f;  // observation scale, m/s
+  static constexpr double kVelocityScale = 10.0;  // observation scale, m/s
+  static constexpr double kObsBound = 100.0;      // observations lie in [-kObsBound, kObsBound]
   static constexpr std::size_t kOwnObs = 17;      // observation entries before the neighbours
   static constexpr std::size_t kStatePerUav = 8;  // env.state() entries per UAV
 
