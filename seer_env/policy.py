@@ -51,6 +51,8 @@ class MlpPolicy:
             default fan-in scaling).
         backend: ``"numpy"``, ``"torch"`` or ``"auto"`` (torch if installed).
         device: torch device (``"cpu"``, ``"cuda"``), torch backend only.
+        action_scale: multiplies the output, in (0, 1] (an untrained policy with
+            a small scale flies gently instead of tumbling).
     """
 
     def __init__(
@@ -62,6 +64,7 @@ class MlpPolicy:
         seed: int = 0,
         backend: str = "numpy",
         device: str = "cpu",
+        action_scale: float = 1.0,
     ) -> None:
         for name, value in (("obs_dim", obs_dim), ("act_dim", act_dim)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -71,6 +74,8 @@ class MlpPolicy:
             isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1 for h in hidden
         ):
             raise ValueError(f"hidden must be a sequence of integers >= 1, got {hidden!r}")
+        if not isinstance(action_scale, (int, float)) or not 0.0 < action_scale <= 1.0:
+            raise ValueError(f"action_scale must be in (0, 1], got {action_scale!r}")
         if backend not in ("numpy", "torch", "auto"):
             raise ValueError(f"backend must be 'numpy', 'torch' or 'auto', got {backend!r}")
         if backend == "auto":
@@ -79,6 +84,7 @@ class MlpPolicy:
             raise ValueError("backend='torch' needs torch installed; use backend='numpy'")
         self.obs_dim, self.act_dim, self.hidden = int(obs_dim), int(act_dim), hidden
         self.backend = backend
+        self.action_scale = float(action_scale)
         rng = np.random.default_rng(seed)
         sizes = (self.obs_dim, *hidden, self.act_dim)
         self.weights: list[np.ndarray] = []
@@ -122,6 +128,8 @@ class MlpPolicy:
             x = x @ w
             x += b
             np.tanh(x, out=x)  # hidden activations; on the last layer, squashes into [-1, 1]
+        if self.action_scale != 1.0:
+            x *= np.float32(self.action_scale)
         return x
 
     def _forward_torch(self, obs: np.ndarray) -> np.ndarray:
@@ -131,7 +139,7 @@ class MlpPolicy:
             x = torch.from_numpy(obs).to(self._device)
             for w, b in self._torch_params:
                 x = torch.tanh(x @ w + b)
-            return x.cpu().numpy()
+            return (x * self.action_scale).cpu().numpy()
 
 
 @dataclasses.dataclass
