@@ -5,10 +5,10 @@ PIP ?= $(PYTHON) -m pip
 CTEST_BUILD ?= build/ctest
 TSAN_BUILD ?= build/tsan
 
-.PHONY: install dev demo test test-cpp tsan lint format bench clean
+.PHONY: install dev demo test test-cpp tsan lint format bench bench-full clean
 
 install:
-	$(PIP) install ".[test]"
+	$(PIP) install ".[test,bench]"
 
 dev:
 	$(PIP) install --no-build-isolation -e ".[dev]" \
@@ -41,6 +41,9 @@ format:
 
 bench:
 	$(PYTHON) -m seer_env.bench
+
+bench-full:
+	$(PYTHON) -m seer_env.bench --profile full
 
 clean:
 	rm -rf build dist *.egg-info bench/results .pytest_cache .ruff_cache

@@ -1,9 +1,9 @@
 import math
 
 import pytest
+from conftest import executor_configs
 
 import seer_env
-from conftest import executor_configs
 
 VIOLATIONS = {
     1: "before now \\+ lookahead",

@@ -6,6 +6,7 @@
 
 #include "aircraft/aircraft.hpp"
 #include "faulty/faulty.hpp"
+#include "pcs/pcs.hpp"
 #include "phold/phold.hpp"
 
 namespace seer {
@@ -23,6 +24,7 @@ Registry& registry() {
     auto* reg = new Registry;
     reg->factories["faulty"] = make_faulty;  // test model: deliberate contract breaches
     reg->factories["phold"] = make_phold;
+    reg->factories["pcs"] = make_pcs;
     reg->factories["aircraft"] = aircraft::make_aircraft;
     return reg;
   }();

@@ -9,6 +9,7 @@
 // so pop() is a single fetch_add: lock-free, no ABA, no per-item CAS loop.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -38,12 +39,40 @@ class ExecutiveList {
     return true;
   }
 
+  // Claims each of ids[0..n) (CAS on its flag) and appends the claimed ones
+  // with a single fetch_add. Thread-safe. Returns how many were pushed.
+  std::size_t push_batch(EntityId* ids, std::size_t n) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint8_t expected = kIdle;
+      if (flags_[ids[i]].compare_exchange_strong(expected, kQueued, std::memory_order_acq_rel,
+                                                 std::memory_order_relaxed)) {
+        ids[kept++] = ids[i];
+      }
+    }
+    if (kept == 0) return 0;
+    const std::size_t at = tail_.fetch_add(kept, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < kept; ++i) slots_[at + i] = ids[i];
+    return kept;
+  }
+
   // Thread-safe once pushing has finished (after a barrier). False when empty.
   bool pop(EntityId& e) {
     const std::size_t i = head_.fetch_add(1, std::memory_order_relaxed);
     if (i >= tail_.load(std::memory_order_relaxed)) return false;
     e = slots_[i];
     return true;
+  }
+
+  // Claims up to `max` entities at once (one fetch_add): [*first, *first + n).
+  // Thread-safe once pushing has finished. Returns n (0 when empty).
+  std::size_t pop_batch(std::size_t max, const EntityId** first) {
+    const std::size_t tail = tail_.load(std::memory_order_relaxed);
+    if (head_.load(std::memory_order_relaxed) >= tail) return 0;
+    const std::size_t i = head_.fetch_add(max, std::memory_order_relaxed);
+    if (i >= tail) return 0;
+    *first = slots_.data() + i;
+    return std::min(max, tail - i);
   }
 
   // The popper is finished with e; it may be pushed again. Thread-safe.

@@ -15,6 +15,10 @@
 // starts, and each entity handles its events in key order with entity-local
 // handlers. Errors: each entity stops at its own first failure; the failure
 // with the smallest serial key is reported, as the serial executor would.
+//
+// Several env instances (a vector env) can share one ParallelEngine and step
+// together in one call: the slices, the executive list and the rounds then
+// span every instance, each instance keeping its own horizon.
 #pragma once
 
 #include <atomic>
@@ -23,21 +27,22 @@
 #include <mutex>
 #include <tuple>
 
-#include "seer/executive_list.hpp"
 #include "seer/executor.hpp"
 #include "seer/local_queue.hpp"
-#include "seer/spin_barrier.hpp"
-#include "seer/thread_pool.hpp"
+#include "seer/parallel_engine.hpp"
 
 namespace seer {
 
 class ParallelExecutor final : public Executor {
  public:
+  // Runs on its own engine of `num_threads` threads.
   explicit ParallelExecutor(unsigned num_threads);
+  // Runs on a shared engine (vector envs).
+  explicit ParallelExecutor(std::shared_ptr<ParallelEngine> engine);
   ~ParallelExecutor() override;
 
   std::string name() const override { return "parallel"; }
-  unsigned num_threads() const override { return pool_.size(); }
+  unsigned num_threads() const override { return engine_->num_threads(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;
@@ -47,46 +52,28 @@ class ParallelExecutor final : public Executor {
   void run_step(const StepWindow& window, StepStats& stats) override;
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;
 
+  const std::shared_ptr<ParallelEngine>& engine() const { return engine_; }
+
  private:
-  // Where a worker's handlers schedule: own heap for self-events of the
-  // entity it holds, the target's inbox otherwise.
-  struct alignas(64) Worker final : EventSink {
-    void emit(const Event& event) override;
-    ParallelExecutor* owner = nullptr;
-    EntityId current = 0;
-    NodePool pool;
-    double local_min = 0.0;  // earliest pending time this worker saw this round
-    std::uint64_t events = 0;
-    std::uint64_t cross_events = 0;
-    std::uint64_t unreported = 0;  // events not yet added to events_in_step_
-  };
+  friend class ParallelEngine;
   // Serial order of a failure: (phase, time, source, seq); phase 0 step
   // begin, 1 actions, 2 events.
   using FailureKey = std::tuple<int, double, std::uint64_t, std::uint64_t>;
 
-  std::pair<EntityId, EntityId> slice(unsigned w) const;
-  void worker_step(unsigned w, const StepWindow& window);
-  void begin_entities(Worker& me, EntityId lo, EntityId hi, const StepWindow& window);
-  void drain_entity(Worker& me, EntityId e, double horizon, const StepWindow& window);
-  void count_event(Worker& me, const StepWindow& window);
   void fail(const FailureKey& key);
-  void end_round(double t_end);  // run by the last thread at a barrier
   void rethrow_failure();
 
-  ThreadPool pool_;
+  std::shared_ptr<ParallelEngine> engine_;
   Dispatcher* dispatcher_ = nullptr;
   std::uint32_t num_entities_ = 0;
+  double lookahead_ = 0.0;
   std::unique_ptr<LocalQueue[]> queues_;
-  std::unique_ptr<ExecutiveList> executive_;
-  std::unique_ptr<Worker[]> workers_;
-  SpinBarrier barrier_;
 
-  // Round state, written by the last thread at a barrier, read after it.
+  // Step state, owned by the engine while it runs this instance's step.
+  const StepWindow* window_ = nullptr;
   double horizon_ = 0.0;
   bool finished_ = false;
   std::uint64_t rounds_ = 0;
-  double lookahead_ = 0.0;
-
   alignas(64) std::atomic<std::uint64_t> events_in_step_{0};
   alignas(64) std::atomic<bool> failed_{false};
   std::mutex failure_mutex_;

@@ -1,0 +1,235 @@
+#include "pcs/pcs.hpp"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace seer {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kObsDim = 10;  // own busy, guard, 4 counters, 4 neighbours' busy
+
+}  // namespace
+
+PcsModel::PcsModel(Config& config) {
+  spec_.name = "pcs";
+  width_ = static_cast<std::uint32_t>(config.integer("width", 32, 1, 4096));
+  height_ = static_cast<std::uint32_t>(config.integer("height", 32, 1, 4096));
+  channels_ = static_cast<std::uint32_t>(config.integer("channels", 10, 1, kMaxChannels));
+  phones_per_cell_ =
+      static_cast<std::uint32_t>(config.integer("phones_per_cell", 16, 1, 1 << 16));
+  call_interval_ = config.real("call_interval", 360.0, 0.0, 1e12, /*lo_open=*/true);
+  call_duration_ = config.real("call_duration", 180.0, 0.0, 1e12, /*lo_open=*/true);
+  move_interval_ = config.real("move_interval", 4500.0, 0.0, 1e12, /*lo_open=*/true);
+  spec_.lookahead = config.real("handoff_delay", 1.0, 0.0, 1e12, /*lo_open=*/true);
+  spec_.dt = config.real("step_minutes", 60.0, 0.0, 1e12, /*lo_open=*/true);
+  handoff_weight_ = config.real("handoff_weight", 5.0, 0.0, 1e12);
+  const double cells = static_cast<double>(width_) * height_;
+  if (cells * phones_per_cell_ > 1e8) {
+    throw std::invalid_argument(
+        "phones_per_cell * width * height must be <= 1e8 (pending events), got " +
+        std::to_string(cells * phones_per_cell_));
+  }
+  count_scale_ = call_interval_ / (static_cast<double>(phones_per_cell_) * spec_.dt);
+
+  spec_.num_entities = width_ * height_;
+  spec_.num_agents = spec_.num_entities;
+  spec_.agent_prefix = "cell";
+  spec_.obs_dim = kObsDim;
+  const float inf = std::numeric_limits<float>::infinity();
+  spec_.obs_low.assign(kObsDim, 0.0f);
+  spec_.obs_high = {1.0f, 1.0f, inf, inf, inf, inf, 1.0f, 1.0f, 1.0f, 1.0f};
+  spec_.action = ActionSpec{/*discrete=*/true, /*n=*/channels_ + 1, 0, 0.0f, 0.0f};
+  spec_.state_dim = 2 * static_cast<std::size_t>(spec_.num_entities);
+  spec_.state_low = 0.0f;
+  spec_.state_high = 1.0f;
+  spec_.info_keys = {"call_attempts",    "blocks", "busy_lines", "handoffs_in",
+                     "dropped_handoffs", "events"};
+  spec_.event_kinds = {"NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN"};
+  allocate(spec_.num_entities);
+}
+
+EntityId PcsModel::neighbour(EntityId cell, std::uint64_t direction) const {
+  std::uint32_t x = cell % width_;
+  std::uint32_t y = cell / width_;
+  switch (direction) {
+    case 0: x = (x + width_ - 1) % width_; break;
+    case 1: x = (x + 1) % width_; break;
+    case 2: y = (y + height_ - 1) % height_; break;
+    default: y = (y + 1) % height_; break;
+  }
+  return y * width_ + x;
+}
+
+std::uint32_t PcsModel::free_channels(const PcsState& s) const {
+  return channels_ - static_cast<std::uint32_t>(__builtin_popcountll(s.channel_mask));
+}
+
+void PcsModel::take_channel(PcsState& s, PcsPhone& phone) {
+  // Lowest free channel: deterministic, and what the reference does.
+  const std::uint64_t free_mask = ~s.channel_mask;
+  phone.channel = static_cast<std::uint32_t>(__builtin_ctzll(free_mask));
+  s.channel_mask |= std::uint64_t{1} << phone.channel;
+}
+
+void PcsModel::release_channel(PcsState& s, PcsPhone& phone) {
+  if (phone.channel >= channels_ || !(s.channel_mask >> phone.channel & 1u)) {
+    throw std::logic_error("phone " + std::to_string(phone.id) + " releases channel " +
+                           std::to_string(phone.channel) + " it does not hold");
+  }
+  s.channel_mask &= ~(std::uint64_t{1} << phone.channel);
+  phone.channel = kNoChannel;
+}
+
+void PcsModel::on_init(Context& ctx) {
+  for (std::uint32_t i = 0; i < phones_per_cell_; ++i) {
+    PcsPhone phone{};
+    phone.id = ctx.self() * phones_per_cell_ + i;
+    phone.channel = kNoChannel;
+    phone.call_end = kInf;
+    phone.next_call = ctx.now() + ctx.rng().exponential(call_interval_);
+    phone.next_move = ctx.now() + ctx.rng().exponential(move_interval_);
+    schedule_idle(ctx, phone);
+  }
+}
+
+void PcsModel::on_step_begin(Context& ctx) {
+  self_state(ctx).step = PcsCounters{};
+}
+
+void PcsModel::on_action(Context& ctx, const ActionView& action) {
+  if (action.discrete < 0 || action.discrete > static_cast<std::int64_t>(channels_)) {
+    throw std::invalid_argument("guard channels must be in [0, " + std::to_string(channels_) +
+                                "], got " + std::to_string(action.discrete));
+  }
+  self_state(ctx).guard = static_cast<std::uint32_t>(action.discrete);
+}
+
+void PcsModel::schedule_idle(Context& ctx, PcsPhone phone) {
+  const EntityId self = ctx.self();
+  EntityId cell = self;
+  for (;;) {
+    while (phone.next_move < phone.next_call) {
+      cell = neighbour(cell, ctx.rng().below(4));
+      phone.next_move += ctx.rng().exponential(move_interval_);
+    }
+    // The deviation (header): nothing reaches another cell before now + L,
+    // nothing reaches this one before now.
+    const double earliest = cell == self ? ctx.now() : ctx.now() + spec_.lookahead;
+    if (phone.next_call >= earliest) break;
+    phone.next_call = earliest;
+  }
+  ctx.schedule(cell, phone.next_call, kNextCall, phone);
+}
+
+void PcsModel::schedule_in_call(Context& ctx, const PcsPhone& phone) {
+  if (phone.next_move < phone.call_end) {
+    ctx.schedule(ctx.self(), phone.next_move, kHandoffOut, phone);
+  } else {
+    ctx.schedule(ctx.self(), phone.call_end, kCallEnd, phone);
+  }
+}
+
+void PcsModel::on_event(Context& ctx, const Event& event) {
+  PcsState& s = self_state(ctx);
+  PcsPhone phone = event.as<PcsPhone>();
+  const double now = ctx.now();
+  count(s, &PcsCounters::events);
+  switch (event.kind) {
+    case kNextCall: {
+      count(s, &PcsCounters::call_attempts);
+      if (free_channels(s) <= s.guard) {
+        count(s, &PcsCounters::blocks);
+        phone.next_call = now + ctx.rng().exponential(call_interval_);
+        schedule_idle(ctx, phone);
+        return;
+      }
+      take_channel(s, phone);
+      phone.call_end = now + ctx.rng().exponential(call_duration_);
+      phone.next_call = now + ctx.rng().exponential(call_interval_);
+      while (phone.next_call < phone.call_end) {
+        count(s, &PcsCounters::busy_lines);
+        count(s, &PcsCounters::call_attempts);
+        phone.next_call += ctx.rng().exponential(call_interval_);
+      }
+      schedule_in_call(ctx, phone);
+      return;
+    }
+    case kCallEnd:
+      release_channel(s, phone);
+      phone.call_end = kInf;
+      schedule_idle(ctx, phone);
+      return;
+    case kHandoffOut: {
+      release_channel(s, phone);
+      const EntityId target = neighbour(ctx.self(), ctx.rng().below(4));
+      ctx.schedule(target, now + spec_.lookahead, kHandoffIn, phone);
+      return;
+    }
+    case kHandoffIn:
+      count(s, &PcsCounters::handoffs_in);
+      phone.next_move = now + ctx.rng().exponential(move_interval_);
+      if (free_channels(s) == 0) {
+        count(s, &PcsCounters::dropped_handoffs);
+        phone.call_end = kInf;
+        schedule_idle(ctx, phone);
+        return;
+      }
+      take_channel(s, phone);
+      if (phone.call_end < now) phone.call_end = now;  // ended in transit (header)
+      schedule_in_call(ctx, phone);
+      return;
+    default:
+      throw std::logic_error("unknown event kind " + std::to_string(event.kind));
+  }
+}
+
+float PcsModel::busy_fraction(std::uint32_t busy) const {
+  return static_cast<float>(static_cast<double>(busy) / static_cast<double>(channels_));
+}
+
+void PcsModel::observe(EntityId agent, float* obs) const {
+  const PcsState& s = state_of(agent);
+  const auto scaled = [this](std::uint64_t count) {
+    return static_cast<float>(static_cast<double>(count) * count_scale_);
+  };
+  obs[0] = busy_fraction(make_public(s).busy);
+  obs[1] = static_cast<float>(static_cast<double>(s.guard) / static_cast<double>(channels_));
+  obs[2] = scaled(s.step.call_attempts);
+  obs[3] = scaled(s.step.blocks);
+  obs[4] = scaled(s.step.handoffs_in);
+  obs[5] = scaled(s.step.dropped_handoffs);
+  for (std::uint64_t d = 0; d < 4; ++d) {
+    obs[6 + d] = busy_fraction(snapshot(neighbour(agent, d)).busy);
+  }
+}
+
+double PcsModel::reward(EntityId agent) const {
+  const PcsState& s = state_of(agent);
+  return 0.0 - (static_cast<double>(s.step.blocks) +
+                handoff_weight_ * static_cast<double>(s.step.dropped_handoffs));
+}
+
+void PcsModel::info(EntityId agent, std::int64_t* out) const {
+  const PcsCounters& c = state_of(agent).step;
+  out[0] = static_cast<std::int64_t>(c.call_attempts);
+  out[1] = static_cast<std::int64_t>(c.blocks);
+  out[2] = static_cast<std::int64_t>(c.busy_lines);
+  out[3] = static_cast<std::int64_t>(c.handoffs_in);
+  out[4] = static_cast<std::int64_t>(c.dropped_handoffs);
+  out[5] = static_cast<std::int64_t>(c.events);
+}
+
+void PcsModel::state(float* out) const {
+  for (EntityId e = 0; e < spec_.num_entities; ++e) {
+    const PcsState& s = state_of(e);
+    out[2 * e] = busy_fraction(make_public(s).busy);
+    out[2 * e + 1] =
+        static_cast<float>(static_cast<double>(s.guard) / static_cast<double>(channels_));
+  }
+}
+
+std::unique_ptr<Model> make_pcs(Config& config) { return std::make_unique<PcsModel>(config); }
+
+}  // namespace seer

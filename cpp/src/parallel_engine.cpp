@@ -1,0 +1,299 @@
+#include "seer/parallel_engine.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+
+#include "seer/errors.hpp"
+#include "seer/parallel_executor.hpp"
+
+namespace seer {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+// Workers add their event counts to an instance's step total in batches.
+constexpr std::uint64_t kBudgetBatch = 256;
+
+}  // namespace
+
+// What one worker thread owns. Per-instance vectors are indexed by the
+// instance's position in the batch.
+struct alignas(64) ParallelEngine::Worker final : EventSink {
+  void emit(const Event& event) override {
+    if (event.target == current) {  // self-event: straight into the owner-private heap
+      inst->queues_[current].push_local(event);
+      return;
+    }
+    EventNode* node = pool.allocate();
+    node->event = event;
+    inst->queues_[event.target].push_remote(node);
+    mins[inst_index] = std::min(mins[inst_index], event.time);
+  }
+
+  ParallelExecutor* inst = nullptr;  // instance of the entity being handled
+  std::size_t inst_index = 0;
+  EntityId current = 0;
+  NodePool pool;
+  std::uint64_t lo = 0, hi = 0;        // my slice of the batch's global entity ids
+  std::vector<double> mins;            // earliest pending time seen this round
+  std::vector<std::uint64_t> events, cross_events, unreported;
+  std::vector<EntityId> ready;         // scan scratch (global ids)
+};
+
+// One run_steps call.
+struct ParallelEngine::Batch {
+  ParallelExecutor* const* instances = nullptr;
+  std::size_t count = 0;
+  std::vector<std::uint64_t> offsets;  // prefix sums of entity counts, count + 1
+  bool all_finished = false;
+};
+
+ParallelEngine::ParallelEngine(unsigned num_threads)
+    : pool_(num_threads), barrier_(pool_.size()), workers_(std::make_unique<Worker[]>(pool_.size())) {}
+
+ParallelEngine::~ParallelEngine() = default;
+
+NodePool& ParallelEngine::caller_pool() { return workers_[0].pool; }
+
+void ParallelEngine::prepare(Batch& batch) {
+  batch.offsets.assign(1, 0);
+  for (std::size_t i = 0; i < batch.count; ++i) {
+    batch.offsets.push_back(batch.offsets.back() + batch.instances[i]->num_entities_);
+  }
+  const std::uint64_t total = batch.offsets.back();
+  if (!executive_ || executive_->capacity() < total) {
+    executive_ = std::make_unique<ExecutiveList>(total);
+  }
+  executive_->reset();
+  // Rebuild the global -> instance map only when the layout changes.
+  bool same = instance_of_.size() == total;
+  for (std::size_t i = 0; same && i < batch.count; ++i) {
+    same = total == 0 || (batch.offsets[i] == batch.offsets[i + 1]) ||
+           instance_of_[batch.offsets[i]] == i;
+  }
+  if (!same || total == 0) {
+    instance_of_.resize(total);
+    for (std::size_t i = 0; i < batch.count; ++i) {
+      std::fill(instance_of_.begin() + static_cast<std::ptrdiff_t>(batch.offsets[i]),
+                instance_of_.begin() + static_cast<std::ptrdiff_t>(batch.offsets[i + 1]),
+                static_cast<std::uint32_t>(i));
+    }
+  }
+  const unsigned t = pool_.size();
+  for (unsigned w = 0; w < t; ++w) {
+    Worker& me = workers_[w];
+    me.lo = total * w / t;
+    me.hi = total * (w + 1) / t;
+    me.ready.reserve(me.hi - me.lo);
+    me.mins.assign(batch.count, kNever);
+    me.events.assign(batch.count, 0);
+    me.cross_events.assign(batch.count, 0);
+    me.unreported.assign(batch.count, 0);
+  }
+  batch.all_finished = false;
+}
+
+std::vector<std::exception_ptr> ParallelEngine::run_steps(ParallelExecutor* const* instances,
+                                                          const StepWindow* windows,
+                                                          StepStats* stats, std::size_t count) {
+  Batch batch;
+  batch.instances = instances;
+  batch.count = count;
+  for (std::size_t i = 0; i < count; ++i) {
+    ParallelExecutor& inst = *instances[i];
+    inst.window_ = &windows[i];
+    inst.finished_ = false;
+    inst.rounds_ = 0;
+    inst.events_in_step_.store(0, std::memory_order_relaxed);
+  }
+  prepare(batch);
+  pool_.run([&](unsigned w) { worker_step(w, batch); });
+  std::vector<std::exception_ptr> failures(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (unsigned w = 0; w < pool_.size(); ++w) {
+      stats[i].events += workers_[w].events[i];
+      stats[i].cross_events += workers_[w].cross_events[i];
+    }
+    stats[i].rounds = instances[i]->rounds_;
+    try {
+      instances[i]->rethrow_failure();
+    } catch (...) {
+      failures[i] = std::current_exception();
+    }
+  }
+  return failures;
+}
+
+void ParallelEngine::worker_step(unsigned w, Batch& batch) {
+  Worker& me = workers_[w];
+  begin_slice(me, batch);
+  barrier_.arrive_and_wait([&] { end_round(batch); });
+  while (!batch.all_finished) {
+    // Scan: publish my ready entities; remember the earliest of the others.
+    std::fill(me.mins.begin(), me.mins.end(), kNever);
+    me.ready.clear();
+    for (std::size_t i = instance_of_.empty() ? 0 : (me.lo < me.hi ? instance_of_[me.lo] : batch.count);
+         i < batch.count && batch.offsets[i] < me.hi; ++i) {
+      ParallelExecutor& inst = *batch.instances[i];
+      if (inst.finished_) continue;
+      const double horizon = inst.horizon_;
+      const std::uint64_t base = batch.offsets[i];
+      const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
+      const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
+      for (EntityId e = lo; e < hi; ++e) {
+        const double t = std::min(inst.queues_[e].top_time(), inst.queues_[e].inbox_bound());
+        if (t < horizon) {
+          me.ready.push_back(static_cast<EntityId>(base + e));
+        } else {
+          me.mins[i] = std::min(me.mins[i], t);
+        }
+      }
+    }
+    executive_->push_batch(me.ready.data(), me.ready.size());
+    barrier_.arrive_and_wait();
+    // Drain: claim ready entities in small batches until none is left. Batches
+    // shrink with the list so that threads finish the round together.
+    const std::size_t claim =
+        std::clamp<std::size_t>(executive_->size_approx() / (4 * pool_.size()), 1, 32);
+    const EntityId* first = nullptr;
+    for (std::size_t n; (n = executive_->pop_batch(claim, &first)) != 0;) {
+      for (std::size_t k = 0; k < n; ++k) {
+        const EntityId g = first[k];
+        const std::size_t i = instance_of_[g];
+        ParallelExecutor& inst = *batch.instances[i];
+        drain_entity(me, inst, i, static_cast<EntityId>(g - batch.offsets[i]), inst.horizon_);
+        executive_->done(g);
+      }
+    }
+    barrier_.arrive_and_wait([&] { end_round(batch); });
+  }
+}
+
+void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
+  for (std::size_t i = me.lo < me.hi ? instance_of_[me.lo] : batch.count;
+       i < batch.count && batch.offsets[i] < me.hi; ++i) {
+    ParallelExecutor& inst = *batch.instances[i];
+    const StepWindow& window = *inst.window_;
+    const std::uint64_t base = batch.offsets[i];
+    const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
+    const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
+    me.inst = &inst;
+    me.inst_index = i;
+    for (EntityId e = lo; e < hi; ++e) {
+      me.current = e;
+      inst.queues_[e].drain(me.pool);
+      try {
+        inst.dispatcher_->step_begin(e, window.t_begin, me);
+      } catch (...) {
+        inst.fail({0, window.t_begin, e, 0});
+        continue;
+      }
+      if (e < window.num_agents && (window.alive == nullptr || window.alive[e])) {
+        try {
+          inst.dispatcher_->action(e, window.t_begin, window.actions[e], me);
+        } catch (...) {
+          inst.fail({1, window.t_begin, e, 0});
+          continue;
+        }
+      }
+      me.mins[i] = std::min(me.mins[i], inst.queues_[e].top_time());
+    }
+  }
+}
+
+void ParallelEngine::drain_entity(Worker& me, ParallelExecutor& inst, std::size_t i, EntityId e,
+                                  double horizon) {
+  LocalQueue& q = inst.queues_[e];
+  const StepWindow& window = *inst.window_;
+  me.inst = &inst;
+  me.inst_index = i;
+  me.current = e;
+  q.drain(me.pool);
+  while (!q.empty_local() && q.top().time < horizon) {
+    const Event event = q.pop();
+    try {
+      if (window.event_budget != 0 && ++me.unreported[i] == kBudgetBatch) {
+        const std::uint64_t total =
+            inst.events_in_step_.fetch_add(kBudgetBatch, std::memory_order_relaxed) + kBudgetBatch;
+        me.unreported[i] = 0;
+        if (total > window.event_budget) throw_event_budget(window);
+      }
+      inst.dispatcher_->event(event, me);
+    } catch (...) {
+      // This entity stops at its first failure; the others finish the round
+      // so that the failure with the smallest serial key can be reported.
+      inst.fail({2, event.time, event.source, event.seq});
+      return;
+    }
+    ++me.events[i];
+    if (event.source != event.target) ++me.cross_events[i];
+  }
+  me.mins[i] = std::min(me.mins[i], q.top_time());
+}
+
+void ParallelEngine::end_round(Batch& batch) {
+  bool all_finished = true;
+  for (std::size_t i = 0; i < batch.count; ++i) {
+    ParallelExecutor& inst = *batch.instances[i];
+    if (inst.finished_) continue;
+    double lb = kNever;
+    for (unsigned w = 0; w < pool_.size(); ++w) lb = std::min(lb, workers_[w].mins[i]);
+    if (inst.failed_.load(std::memory_order_acquire) || !(lb < inst.window_->t_end)) {
+      inst.finished_ = true;
+      continue;
+    }
+    ++inst.rounds_;
+    inst.horizon_ = std::min(lb + inst.lookahead_, inst.window_->t_end);
+    all_finished = false;
+  }
+  executive_->reset();
+  batch.all_finished = all_finished;
+}
+
+void ParallelEngine::initialize(ParallelExecutor& inst) {
+  const std::uint64_t n = inst.num_entities_, t = pool_.size();
+  pool_.run([&](unsigned w) {
+    Worker& me = workers_[w];
+    me.inst = &inst;
+    me.inst_index = 0;
+    me.mins.assign(1, kNever);
+    for (auto e = static_cast<EntityId>(n * w / t); e < n * (w + 1) / t; ++e) {
+      me.current = e;
+      try {
+        inst.dispatcher_->init(e, me);
+      } catch (...) {
+        inst.fail({0, 0.0, e, 0});
+        return;
+      }
+    }
+  });
+  inst.rethrow_failure();
+}
+
+void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
+  if (n == 0) return;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::exception_ptr failure;
+  const std::size_t chunk = std::max<std::size_t>(1, n / (8 * pool_.size()));
+  pool_.run([&](unsigned) {
+    for (;;) {
+      const std::size_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (lo >= n || failed.load(std::memory_order_relaxed)) return;
+      for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) {
+        try {
+          fn(i);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!failure) failure = std::current_exception();
+          failed.store(true, std::memory_order_relaxed);
+          return;
+        }
+      }
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace seer
