@@ -117,10 +117,11 @@ def test_bit_exact_where_numpy_sine_is_libm(n):
 
 
 def test_reference_matches_with_other_knobs():
-    """beacon_every 1, a latency off the substep grid, a small table, a tiny battery."""
+    """A fine grid, beacon_every 1, a latency off the substep grid, small table, tiny battery."""
     cfg = dict(
-        num_uavs=24,
+        num_uavs=48,
         arena_size=20.0,
+        comm_radius=6.0,  # 6 x 6 grid cells: recipients found through the grid vs brute force
         ceiling=30.0,
         beacon_every=1,
         comm_latency=0.0123,
@@ -135,6 +136,7 @@ def test_reference_matches_with_other_knobs():
         np.testing.assert_array_equal(uav_states(sim)["table"]["id"], ref.states["table"]["id"])
         np.testing.assert_array_equal(sim.infos(), ref.infos())
     assert (ref.states["crash_cause"] == 3).any()  # battery empty
+    assert ref.states["beacons_total"].sum() > 0
 
 
 def test_wind_draw_is_shared():
