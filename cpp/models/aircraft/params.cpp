@@ -14,7 +14,8 @@ AircraftParams AircraftParams::from_config(Config& config) {
   p.beacon_every = static_cast<std::uint32_t>(config.integer("beacon_every", 10, 1, 1000000));
   p.max_neighbors = static_cast<std::uint32_t>(
       config.integer("max_neighbors", 16, 1, kMaxNeighborSlots));
-  p.k_neighbors = static_cast<std::uint32_t>(config.integer("k_neighbors", 4, 0, kMaxNeighborSlots));
+  p.k_neighbors =
+      static_cast<std::uint32_t>(config.integer("k_neighbors", 4, 0, kMaxNeighborSlots));
   if (p.k_neighbors > p.max_neighbors) {
     throw std::invalid_argument("k_neighbors must be <= max_neighbors (" +
                                 std::to_string(p.max_neighbors) + "), got " +

@@ -22,10 +22,10 @@ class SpatialGrid {
   // border cells, which keeps queries correct. Allocates.
   void configure(double half_width, double min_cell) {
     half_width_ = half_width;
-    constexpr double kMaxCellsPerAxis = 4096.0;
+    constexpr double kMaxCellsPerAxis = 4096.0;  // caps memory for tiny radii
     const double span = 2.0 * half_width;
-    cells_per_axis_ = static_cast<std::int64_t>(std::max(1.0, std::floor(span / min_cell)));
-    cells_per_axis_ = std::min<std::int64_t>(cells_per_axis_, static_cast<std::int64_t>(kMaxCellsPerAxis));
+    cells_per_axis_ = static_cast<std::int64_t>(
+        std::min(kMaxCellsPerAxis, std::max(1.0, std::floor(span / min_cell))));
     cell_size_ = span / static_cast<double>(cells_per_axis_);
     cell_start_.assign(static_cast<std::size_t>(cells_per_axis_ * cells_per_axis_) + 1, 0);
   }
