@@ -8,7 +8,13 @@ import cloudpickle
 import numpy as np
 import pytest
 from conftest import executor_configs
-from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, state_test
+from pettingzoo.test import (
+    api_test,
+    max_cycles_test,
+    parallel_api_test,
+    parallel_seed_test,
+    state_test,
+)
 from pettingzoo.utils.conversions import parallel_to_aec
 
 import seer_env
@@ -50,8 +56,13 @@ def test_state():
     )
 
 
+def test_seed_test():
+    parallel_seed_test(functools.partial(aircraft_v0.parallel_env, **SMALL), num_cycles=20)
+
+
 def test_make_raw_env_and_spaces():
-    env = seer_env.registry.make("aircraft_v0", num_uavs=8, k_neighbors=2)
+    assert "aircraft_v0" in seer_env.env_names()
+    env = seer_env.make("aircraft_v0", num_uavs=8, k_neighbors=2)
     assert isinstance(env, aircraft_v0.AircraftEnv)
     assert env.metadata["name"] == "aircraft_v0"
     assert env.possible_agents == [f"uav_{i}" for i in range(8)]
