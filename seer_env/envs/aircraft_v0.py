@@ -99,7 +99,8 @@ Choices behind the defaults: ``comm_latency`` 50 ms is a mesh radio's latency
 and gives the parallel executor two synchronization rounds per 100 ms step;
 ``beacon_every`` 10 substeps is 20 beacons per second; the default
 ``arena_size`` grows as ``6.25 * sqrt(num_uavs)`` (200 m x 200 m at 256 UAVs)
-so that density, and so beacons per UAV (~15), stays the same at every size.
+so that density, and so beacons per UAV (~20 per beacon round), stays the same at
+every size.
 
 ## Arguments
 
