@@ -96,7 +96,7 @@ episode seed draws starts and goals: inner 80% of the airspace, 30-70% of the
 ceiling).
 
 Choices behind the defaults: ``comm_latency`` 50 ms is a mesh radio's latency
-and gives the parallel executor two synchronization rounds per 100 ms step;
+and gives the parallel executor 2-3 synchronization rounds per 100 ms step;
 ``beacon_every`` 10 substeps is 20 beacons per second; the default
 ``arena_size`` grows as ``6.25 * sqrt(num_uavs)`` (200 m x 200 m at 256 UAVs)
 so that density, and so beacons per UAV (~20 per beacon round), stays the same at

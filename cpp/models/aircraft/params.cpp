@@ -24,8 +24,8 @@ AircraftParams AircraftParams::from_config(Config& config) {
   p.wind_seed = static_cast<std::uint64_t>(config.integer("wind_seed", 0, 0, 1LL << 53));
   p.dt = config.real("dt", 0.1, 0.0, 1e3, /*lo_open=*/true);
   p.comm_radius = config.real("comm_radius", 30.0, 0.0, 1e6, true);
-  // 50 ms: a mesh radio's latency; it is also the lookahead, so two
-  // synchronization rounds per default 100 ms step.
+  // 50 ms: a mesh radio's latency; it is also the lookahead, so 2-3
+  // synchronization rounds (float rounding of the horizons) per 100 ms step.
   p.comm_latency = config.real("comm_latency", 0.05, 0.0, 1e3, true);
   p.safe_radius = config.real("safe_radius", 3.0, 0.0, 1e6);
   p.neighbor_timeout = config.real("neighbor_timeout", 0.5, 0.0, 1e6);
