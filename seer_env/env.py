@@ -7,7 +7,9 @@ reset/step, the array fast path, seeding and pickling live here once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 from typing import Any
 
 import numpy as np
@@ -68,6 +70,33 @@ def validate_real(
         bracket = "(" if low_open else "["
         raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value}")
     return value
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Disable the cyclic garbage collector inside the block (restored after)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _rows_to_dicts_function(keys: list[str]):
+    """A function turning a list of rows into dicts with ``keys``.
+
+    Generated as one list comprehension over a dict literal: 2.5x faster than
+    ``dict(zip(keys, row))`` per row, which matters at thousands of agents.
+    Keys come from the model spec and are embedded with ``repr``.
+    """
+    names = [f"v{i}" for i in range(len(keys))]
+    if not keys:
+        return lambda table: [{} for _ in table]
+    literal = ", ".join(f"{k!r}: {n}" for k, n in zip(keys, names))
+    source = f"lambda table: [{{{literal}}} for {', '.join(names)}, in table]"
+    return eval(source, {})  # noqa: S307 - keys are the model's own names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,6 +191,7 @@ class SeerParallelEnv(ParallelEnv):
             spec["state_low"], spec["state_high"], (spec["state_dim"],), dtype=np.float32
         )
         self._info_keys = list(spec["info_keys"])
+        self._rows_to_dicts = _rows_to_dicts_function(self._info_keys)
         self._discrete = act["discrete"]
         self._act_dim = act["dim"]
         self._act_n = act["n"]
@@ -206,13 +236,13 @@ class SeerParallelEnv(ParallelEnv):
         self._cycles = 0
         self.agents = list(self.possible_agents)
         obs = self.sim.observations()
-        infos = self._info_dicts(self.sim.infos(), range(len(self.agents)))
+        infos = self._info_dicts(self.sim.infos(), None)
         return dict(zip(self.agents, obs)), dict(zip(self.agents, infos))
 
-    def _info_dicts(self, infos: np.ndarray, rows) -> list[dict[str, int]]:
-        keys = self._info_keys
-        table = infos.tolist()
-        return [dict(zip(keys, table[i])) for i in rows]
+    def _info_dicts(self, infos: np.ndarray, rows: np.ndarray | None) -> list[dict[str, int]]:
+        """One info dict per row (all rows when ``rows`` is None)."""
+        table = (infos if rows is None else infos[rows]).tolist()
+        return self._rows_to_dicts(table)
 
     def _require_running(self) -> None:
         if self.sim.steps == 0 and not self.agents and self._episode_seed is None:
@@ -299,21 +329,29 @@ class SeerParallelEnv(ParallelEnv):
         self.sim.step(arr, alive)
         self._cycles += 1
         live = self.agents
-        rows = [self._agent_index[a] for a in live]
         obs = self.sim.observations()
-        rewards = self.sim.rewards().tolist()
-        terms = self.sim.terminations().tolist()
+        rewards = self.sim.rewards()
+        terms = self.sim.terminations()
         truncs = self.sim.truncations()
         if self._cycles >= self.max_cycles:
             truncs[:] = True
-        truncs = truncs.tolist()
-        infos = self._info_dicts(self.sim.infos(), rows)
-        observations = {a: obs[i] for a, i in zip(live, rows)}
-        reward_d = {a: rewards[i] for a, i in zip(live, rows)}
-        term_d = {a: terms[i] for a, i in zip(live, rows)}
-        trunc_d = {a: truncs[i] for a, i in zip(live, rows)}
-        info_d = dict(zip(live, infos))
-        self.agents = [a for a, i in zip(live, rows) if not (terms[i] or truncs[i])]
+        infos = self.sim.infos()
+        if len(live) != len(self.possible_agents):  # some agents are gone: keep live rows
+            rows = np.fromiter(map(self._agent_index.__getitem__, live), np.intp, len(live))
+            obs, rewards, terms, truncs, infos = (
+                x[rows] for x in (obs, rewards, terms, truncs, infos)
+            )
+        # Building thousands of small dicts triggers the cyclic GC over and
+        # over (~2 ms per 4096-agent step, measured); none of them can form a
+        # cycle, so pause it while we build.
+        with _gc_paused():
+            term_list, trunc_list = terms.tolist(), truncs.tolist()
+            observations = dict(zip(live, obs))
+            reward_d = dict(zip(live, rewards.tolist()))
+            term_d = dict(zip(live, term_list))
+            trunc_d = dict(zip(live, trunc_list))
+            info_d = dict(zip(live, self._info_dicts(infos, None)))
+            self.agents = [a for a, te, tr in zip(live, term_list, trunc_list) if not (te or tr)]
         return observations, reward_d, term_d, trunc_d, info_d
 
     def step_arrays(self, actions: np.ndarray):
@@ -391,6 +429,7 @@ class SeerParallelEnv(ParallelEnv):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         sim = state.pop("sim")
+        del state["_rows_to_dicts"]  # generated code: rebuilt on load
         running = self._episode_seed is not None and not sim.needs_reset
         state["_saved_sim"] = sim.save() if running else None
         return state
@@ -398,6 +437,7 @@ class SeerParallelEnv(ParallelEnv):
     def __setstate__(self, state: dict) -> None:
         saved = state.pop("_saved_sim")
         self.__dict__.update(state)
+        self._rows_to_dicts = _rows_to_dicts_function(self._info_keys)
         self.sim = _core.Simulation(self._model, self._model_config, **self._options)
         if saved is not None:
             self.sim.load(saved)

@@ -131,8 +131,6 @@ __all__ = ["PcsEnv", "env", "parallel_env", "raw_env"]
 
 # The cell state's since-reset counters: six uint64 at byte 64 of PcsState
 # (static_assert in cpp/models/pcs/pcs.hpp), in this order.
-_TOTALS_OFFSET = 64
-_TOTAL_KEYS = ("call_attempts", "blocks", "busy_lines", "handoffs", "dropped_handoffs", "events")
 _LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
 
 
@@ -204,9 +202,7 @@ class PcsEnv(SeerParallelEnv):
         """
         if self._episode_seed is None:
             raise RuntimeError("stats() called before reset()")
-        raw = self.sim.entity_states()[:, _TOTALS_OFFSET : _TOTALS_OFFSET + 8 * len(_TOTAL_KEYS)]
-        sums = np.ascontiguousarray(raw).view(np.uint64).sum(axis=0, dtype=np.uint64)
-        out: dict[str, Any] = dict(zip(_TOTAL_KEYS, (int(v) for v in sums)))
+        out: dict[str, Any] = self.sim.totals()
         offered = out["call_attempts"] - out["busy_lines"]
         lost = out["blocks"] + out["dropped_handoffs"]
         out["blocking_probability"] = lost / offered if offered else 0.0
