@@ -111,7 +111,7 @@ arena_size=None, ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1,
 gravity=9.81, max_rate=3.0, rate_gain=20.0, battery_capacity=1e5,
 power_idle=20.0, power_thrust=150.0, power_rate=10.0, near_miss_penalty=1.0,
 energy_weight=1e-3, crash_penalty=10.0, max_cycles=500, seed=None,
-executor="serial", num_threads=1, check=False, event_budget=50_000_000,
+executor=None, num_threads="auto", check=False, event_budget=50_000_000,
 render_mode=None)``
 
 - ``num_uavs``: agents, 1..1048576.
@@ -139,7 +139,9 @@ render_mode=None)``
   ``reset()`` without a seed afterwards continues deterministically from the
   previous episode's seed.
 - ``executor``, ``num_threads``: how the runtime runs a step
-  (``seer_env.executor_names()``); outputs do not depend on them.
+  (``seer_env.executor_names()``); outputs do not depend on them. The default
+  ``num_threads="auto"`` lets STPA pick both at the first reset
+  (``env.runtime.stpa`` says what and why).
 - ``check``: run the runtime's expensive contract checks (slow: it copies
   every UAV state around every event; use small swarms).
 - ``event_budget``: most events one step may handle (0: unlimited).
@@ -209,8 +211,8 @@ class AircraftEnv(SeerParallelEnv):
         crash_penalty: float = 10.0,
         max_cycles: int = 500,
         seed: int | None = None,
-        executor: str = "serial",
-        num_threads: int = 1,
+        executor: str | None = None,
+        num_threads: int | str = "auto",
         check: bool = False,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
