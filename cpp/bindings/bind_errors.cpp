@@ -55,6 +55,12 @@ void bind_errors(py::module_& m) {
       raise_with("HandlerError", e.what(), attrs);
     } catch (const EventBudgetExceeded& e) {
       raise_with("EventBudgetExceeded", e.what(), py::dict());
+    } catch (const Interrupted& e) {
+      // Run Python's SIGINT handler now (KeyboardInterrupt by default; see
+      // interrupt.hpp). If it did not raise, or no signal was pending
+      // (request_interrupt()), the step still stopped: say so.
+      if (PyErr_CheckSignals() != 0) return;
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     }
   });
 }

@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "interrupt.hpp"
 #include "seer/errors.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
@@ -37,6 +38,7 @@ void step(PySimulation& self, const py::object& actions, const py::object& alive
   const auto alive_arr = mask_array(alive, s.num_agents, "alive");
   const std::uint8_t* alive_ptr = alive.is_none() ? nullptr : alive_arr.data();
   const void* data = arr.data();
+  SigintScope sigint(sim);
   py::gil_scoped_release release;
   sim.step(data, alive_ptr);
 }
@@ -51,14 +53,11 @@ void bind_simulation(py::module_& m) {
                            "One instance of a registered model on an executor: the low-level "
                            "runtime object under every seer_env env.")
       .def(py::init([](const std::string& model, const py::dict& config,
-                       const std::string& executor, unsigned num_threads, bool check,
-                       std::uint64_t event_budget) {
+                       const std::string& executor, const py::object& num_threads, bool check,
+                       const py::object& event_budget) {
              auto self = std::make_unique<PySimulation>();
-             SimulationOptions options;
-             options.executor = executor;
-             options.num_threads = num_threads;
-             options.check = check;
-             options.event_budget = event_budget;
+             const SimulationOptions options =
+                 to_options(executor, num_threads, check, event_budget);
              self->sim = std::make_unique<Simulation>(make_model(model, to_config(config)),
                                                       options);
              self->model_name = model;
@@ -72,6 +71,7 @@ void bind_simulation(py::module_& m) {
            [](PySimulation& self, const py::object& seed) {
              const std::uint64_t s = to_seed(seed);
              BusyGuard guard(self.busy);
+             SigintScope sigint(*self.sim);
              py::gil_scoped_release release;
              self.sim->reset(s);
            },
@@ -84,14 +84,19 @@ void bind_simulation(py::module_& m) {
                throw std::invalid_argument("t must be finite, got " + std::to_string(t));
              }
              BusyGuard guard(self.busy);
+             SigintScope sigint(*self.sim);
              py::gil_scoped_release release;
              self.sim->run_until(t);
            },
            py::arg("t"), "Step without actions until the clock reaches t.")
+      .def("request_interrupt",
+           [](PySimulation& self) { self.sim->request_interrupt(); },
+           "Stop the reset/step running in another thread (it raises KeyboardInterrupt; the env "
+           "then needs reset()). Thread-safe; no effect when nothing runs.")
       .def("set_executor",
-           [](PySimulation& self, const std::string& executor, unsigned num_threads) {
+           [](PySimulation& self, const std::string& executor, const py::object& num_threads) {
              BusyGuard guard(self.busy);
-             self.sim->set_executor(executor, num_threads);
+             self.sim->set_executor(executor, to_num_threads(num_threads));
            },
            py::arg("executor"), py::arg("num_threads") = 1)
       .def("digest", [](PySimulation& self) { return self.sim->digest(); },

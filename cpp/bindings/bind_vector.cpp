@@ -5,6 +5,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "interrupt.hpp"
 #include "seer/vector_simulation.hpp"
 
 namespace py = pybind11;
@@ -36,19 +37,16 @@ void bind_vector(py::module_& m) {
                                  "num_envs instances of one model, stepped in one call; with the "
                                  "parallel executor they share one thread pool and one "
                                  "executive list.")
-      .def(py::init([](const std::string& model, const py::dict& config, std::size_t num_envs,
-                       const std::string& executor, unsigned num_threads, bool check,
-                       std::uint64_t event_budget) {
+      .def(py::init([](const std::string& model, const py::dict& config, const py::object& num_envs,
+                       const std::string& executor, const py::object& num_threads, bool check,
+                       const py::object& event_budget) {
              auto self = std::make_unique<PyVectorSimulation>();
-             SimulationOptions options;
-             options.executor = executor;
-             options.num_threads = num_threads;
-             options.check = check;
-             options.event_budget = event_budget;
-             self->vec = std::make_unique<VectorSimulation>(model, to_config(config), num_envs,
-                                                            options);
+             const SimulationOptions options =
+                 to_options(executor, num_threads, check, event_budget);
+             self->vec = std::make_unique<VectorSimulation>(
+                 model, to_config(config), to_count(num_envs, "num_envs", 1, 65536), options);
              const ModelSpec& s = self->vec->spec();
-             const auto rows = static_cast<py::ssize_t>(num_envs * s.num_agents);
+             const auto rows = static_cast<py::ssize_t>(self->vec->size() * s.num_agents);
              self->observations = py::array_t<float>({rows, static_cast<py::ssize_t>(s.obs_dim)});
              self->rewards = py::array_t<double>(rows);
              self->terminations = py::array_t<std::uint8_t>(rows);
@@ -85,6 +83,7 @@ void bind_vector(py::module_& m) {
              }
              std::vector<std::exception_ptr> failures;
              {
+               SigintScope sigint(*self.vec);
                py::gil_scoped_release release;
                failures = self.vec->step(acts.data(), alive.is_none() ? nullptr : live.data(),
                                          mode.data(), seed.data());
@@ -102,6 +101,9 @@ void bind_vector(py::module_& m) {
            py::arg("actions"), py::arg("alive"), py::arg("modes"), py::arg("seeds"),
            "Step (mode 0), reset (1, with seeds[i]) or skip (2) each instance, in one call. "
            "Raises the first failure; failed_instances lists all.")
+      .def("request_interrupt",
+           [](PyVectorSimulation& self) { self.vec->request_interrupt(); },
+           "Stop the step running in another thread. Thread-safe.")
       .def_property_readonly("failed_instances",
                              [](PyVectorSimulation& self) { return self.failed; })
       .def_property_readonly("num_envs", [](PyVectorSimulation& self) { return self.vec->size(); })

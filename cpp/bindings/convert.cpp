@@ -26,6 +26,34 @@ Config to_config(const py::dict& values) {
   return config;
 }
 
+std::uint64_t to_count(const py::object& value, const char* name, std::uint64_t lo,
+                       std::uint64_t hi) {
+  if (!py::hasattr(value, "__index__") || py::isinstance<py::bool_>(value)) {
+    throw std::invalid_argument(std::string(name) + " must be an integer, got " +
+                                std::string(py::str(py::repr(value))));
+  }
+  const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  if (v < py::int_(lo) || v > py::int_(hi)) {
+    throw std::invalid_argument(std::string(name) + " must be in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "], got " + std::string(py::str(v)));
+  }
+  return v.cast<std::uint64_t>();
+}
+
+unsigned to_num_threads(const py::object& value) {
+  return static_cast<unsigned>(to_count(value, "num_threads", 1, 1024));
+}
+
+SimulationOptions to_options(const std::string& executor, const py::object& num_threads,
+                             bool check, const py::object& event_budget) {
+  SimulationOptions options;
+  options.executor = executor;
+  options.num_threads = to_num_threads(num_threads);
+  options.check = check;
+  options.event_budget = to_count(event_budget, "event_budget", 0, ~std::uint64_t{0});
+  return options;
+}
+
 std::uint64_t to_seed(const py::object& seed) {
   if (!py::hasattr(seed, "__index__") || py::isinstance<py::bool_>(seed)) {
     throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +

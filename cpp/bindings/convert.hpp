@@ -12,6 +12,7 @@
 #include "seer/config.hpp"
 #include "seer/errors.hpp"
 #include "seer/model.hpp"
+#include "seer/simulation.hpp"
 
 namespace seer::bindings {
 
@@ -31,6 +32,15 @@ class BusyGuard {
 
 // A Python dict of numbers -> Config (ValueError naming a non-numeric key).
 Config to_config(const pybind11::dict& values);
+// A Python integer in [lo, hi] -> value; ValueError naming `name` otherwise
+// (negative numbers included, which an unsigned pybind11 argument would turn
+// into a TypeError).
+std::uint64_t to_count(const pybind11::object& value, const char* name, std::uint64_t lo,
+                       std::uint64_t hi);
+unsigned to_num_threads(const pybind11::object& value);
+// The keyword arguments shared by Simulation and VectorSimulation.
+SimulationOptions to_options(const std::string& executor, const pybind11::object& num_threads,
+                             bool check, const pybind11::object& event_budget);
 // A Python integer in [0, 2**64) -> seed (ValueError otherwise).
 std::uint64_t to_seed(const pybind11::object& seed);
 // Actions for `rows` agents as a C-contiguous int64 (Discrete) or float32

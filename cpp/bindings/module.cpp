@@ -1,7 +1,9 @@
 #include "bindings.hpp"
+#include "interrupt.hpp"
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "seer_env's C++ runtime (private: use the seer_env package)";
+  seer::bindings::init_interrupts();
   seer::bindings::bind_errors(m);
   seer::bindings::bind_rng(m);
   seer::bindings::bind_simulation(m);

@@ -26,12 +26,21 @@ void Dispatcher::set_write_check(bool on) {
 
 template <class Fn>
 void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn) {
+  if (__builtin_expect(stop_.load(std::memory_order_relaxed), false)) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "interrupted: the step stopped before entity " << e << " handled '"
+        << kind_name(*spec_, handling) << "' at t=" << now << "; call reset()";
+    throw Interrupted(out.str());
+  }
   if (write_check_) snapshot_states();
   try {
     fn();
   } catch (const ContractViolation&) {
     throw;
   } catch (const EventBudgetExceeded&) {
+    throw;
+  } catch (const Interrupted&) {
     throw;
   } catch (const std::exception& error) {
     std::ostringstream out;

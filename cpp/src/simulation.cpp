@@ -125,6 +125,7 @@ void Simulation::require_ready(const char* what) const {
 
 void Simulation::reset(std::uint64_t seed) {
   needs_reset_ = true;  // until this reset completes
+  dispatcher_.clear_stop();
   model_->reset_states();
   dispatcher_.reseed(seed);
   executor_->clear();
@@ -178,6 +179,7 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   window.event_budget = options_.event_budget;
   if (options_.check) snapshot_before_ = snapshot_digest();
   needs_reset_ = true;  // until the step completes
+  dispatcher_.clear_stop();
   return window;
 }
 

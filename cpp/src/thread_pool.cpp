@@ -1,5 +1,7 @@
 #include "seer/thread_pool.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -54,7 +56,17 @@ void ThreadPool::start() {
   owner_pid_ = ::getpid();
   shared_ = std::make_shared<Shared>();
   threads_.reserve(size_ - 1);
+  // Workers never run asynchronous signal handlers: SIGINT and friends go to
+  // a thread that can act on them (Python's). Threads inherit the creator's
+  // mask, so block around the creation (no window) and restore ours.
+  sigset_t blocked, previous;
+  sigemptyset(&blocked);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE}) {
+    sigaddset(&blocked, sig);
+  }
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   for (unsigned i = 1; i < size_; ++i) threads_.emplace_back(worker_main, shared_, i);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 void ThreadPool::run(const std::function<void(unsigned)>& fn) {

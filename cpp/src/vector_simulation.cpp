@@ -18,6 +18,8 @@ VectorSimulation::VectorSimulation(const std::string& model, const Config& confi
   }
   for (std::size_t i = 0; i < num_envs; ++i) {
     auto sim = std::make_unique<Simulation>(make_model(model, config), options);
+    // The model checked that one instance fits; check the whole batch before building it.
+    if (i == 0) require_memory(sim->spec(), "this config", num_envs);
     if (engine_) sim->set_executor(std::make_unique<ParallelExecutor>(engine_));
     sims_.push_back(std::move(sim));
   }

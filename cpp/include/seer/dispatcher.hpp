@@ -3,6 +3,7 @@
 // runtime errors that name the entity, the kind and the time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +41,15 @@ class Dispatcher {
   void set_write_check(bool on);
   bool write_check() const { return write_check_; }
 
+  // Interrupts: after request_stop(), every handler call throws Interrupted
+  // before running, so a step in progress stops on every thread within one
+  // handler. Thread-safe and async-signal-safe (one lock-free store);
+  // clear_stop() before the next step. The poll costs one relaxed load per
+  // handler of a flag that stays in cache.
+  void request_stop() { stop_.store(true, std::memory_order_relaxed); }
+  void clear_stop() { stop_.store(false, std::memory_order_relaxed); }
+  bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+
   // Thread-safe for distinct entities (entity-local by the contract).
   void init(EntityId e, EventSink& sink);
   void step_begin(EntityId e, double now, EventSink& sink);
@@ -58,6 +68,10 @@ class Dispatcher {
   std::uint64_t seed_ = 0;
   bool write_check_ = false;
   std::vector<unsigned char> state_copy_;  // write check: states before the handler
+  // relaxed is enough: the flag carries no data, and a store becomes visible
+  // to the polling threads within nanoseconds.
+  std::atomic<bool> stop_{false};
+  static_assert(std::atomic<bool>::is_always_lock_free, "request_stop() must be signal-safe");
 };
 
 }  // namespace seer

@@ -43,6 +43,13 @@ class EventBudgetExceeded : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The call was interrupted (SIGINT in Python, or Simulation::request_interrupt)
+// before the step finished; the env needs reset(). -> KeyboardInterrupt
+class Interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Wrong call order (step before reset, ...). -> RuntimeError
 class CallOrderError : public std::runtime_error {
  public:

@@ -15,6 +15,7 @@
 
 #include "seer/context.hpp"
 #include "seer/event.hpp"
+#include "seer/memory.hpp"
 
 namespace seer {
 
@@ -48,6 +49,7 @@ struct ModelSpec {
   std::vector<std::string> info_keys;   // per-agent int64 counters
   std::vector<std::string> total_keys;  // env-wide int64 totals (Model::totals)
   std::vector<std::string> event_kinds; // names of event kinds, by kind id
+  MemoryEstimate memory;                // filled by the model before it allocates
 };
 
 // The type-erased model interface the runtime drives. Every handler is

@@ -61,6 +61,12 @@ class Simulation {
   void finish_step(const StepWindow& window, const StepStats& stats,
                    std::chrono::steady_clock::time_point started);
 
+  // Stops the reset/step in progress at every entity's next handler; it then
+  // throws Interrupted and the env needs reset(). Thread-safe and
+  // async-signal-safe (a SIGINT handler calls it). Each reset and step
+  // window starts with the request cleared.
+  void request_interrupt() { dispatcher_.request_stop(); }
+
   bool needs_reset() const { return needs_reset_; }
   double now() const { return now_; }
   std::uint64_t steps() const { return steps_; }

@@ -30,6 +30,12 @@ class VectorSimulation {
   Simulation& at(std::size_t i) { return *sims_.at(i); }  // std::out_of_range -> IndexError
   const ModelSpec& spec() const { return sims_.front()->spec(); }
 
+  // Interrupts every instance's step in progress (Simulation::request_interrupt).
+  // Async-signal-safe.
+  void request_interrupt() {
+    for (auto& sim : sims_) sim->request_interrupt();
+  }
+
   // Points instance i's outputs at rows [i * num_agents, (i+1) * num_agents)
   // of the batch buffers.
   void redirect_outputs(const Outputs& batch);

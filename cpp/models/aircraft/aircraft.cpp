@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace seer::aircraft {
 namespace {
@@ -55,6 +56,14 @@ AircraftModel::AircraftModel(Config& config)
                      "crash_cause"};
   spec_.event_kinds = {"SUBSTEP", "BEACON"};
 
+  // Pending at once per UAV: its substep event plus beacons in flight to up to
+  // max_neighbors others. The spatial grid is capped at 4096^2 cells.
+  spec_.memory = MemoryEstimate{spec_.num_entities,
+                                sizeof(UavState) + sizeof(UavPublic) + kRuntimeBytesPerEntity + 16,
+                                static_cast<std::uint64_t>(p_.num_uavs) * (2 + p_.max_neighbors),
+                                4096ull * 4096ull * 4};
+  require_memory(spec_, "num_uavs=" + std::to_string(p_.num_uavs) +
+                            ", max_neighbors=" + std::to_string(p_.max_neighbors));
   grid_.configure(p_.arena_size, p_.comm_radius);
   allocate(spec_.num_entities);
 }

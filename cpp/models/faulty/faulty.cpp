@@ -1,6 +1,7 @@
 #include "faulty/faulty.hpp"
 
 #include <limits>
+#include <string>
 #include <stdexcept>
 
 namespace seer {
@@ -16,6 +17,10 @@ FaultyModel::FaultyModel(Config& config) {
   spec_.num_agents = 0;
   spec_.agent_prefix = "entity";
   spec_.event_kinds = {"TOKEN", "TICK"};
+  spec_.memory = MemoryEstimate{spec_.num_entities,
+                                sizeof(FaultyState) + sizeof(FaultyPublic) + kRuntimeBytesPerEntity,
+                                2ull * spec_.num_entities};
+  require_memory(spec_, "num_entities=" + std::to_string(spec_.num_entities));
   allocate(spec_.num_entities);
 }
 

@@ -51,6 +51,12 @@ PcsModel::PcsModel(Config& config) {
   spec_.total_keys = {"call_attempts",    "blocks", "busy_lines", "handoffs",
                       "dropped_handoffs", "events"};
   spec_.event_kinds = {"NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN"};
+  // One pending event per phone. Refuse what cannot fit before allocating.
+  spec_.memory = MemoryEstimate{spec_.num_entities,
+                                sizeof(PcsState) + sizeof(PcsPublic) + kRuntimeBytesPerEntity,
+                                static_cast<std::uint64_t>(spec_.num_entities) * phones_per_cell_};
+  require_memory(spec_, "width=" + std::to_string(width_) + ", height=" + std::to_string(height_) +
+                            ", phones_per_cell=" + std::to_string(phones_per_cell_));
   allocate(spec_.num_entities);
 }
 

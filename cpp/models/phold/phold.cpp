@@ -23,6 +23,11 @@ PholdModel::PholdModel(Config& config) {
   spec_.num_agents = 0;
   spec_.agent_prefix = "entity";
   spec_.event_kinds = {"TOKEN"};
+  spec_.memory = MemoryEstimate{spec_.num_entities,
+                                sizeof(PholdState) + sizeof(PholdPublic) + kRuntimeBytesPerEntity,
+                                static_cast<std::uint64_t>(spec_.num_entities) * population_};
+  require_memory(spec_, "num_entities=" + std::to_string(spec_.num_entities) +
+                            ", population=" + std::to_string(population_));
   allocate(spec_.num_entities);
 }
 

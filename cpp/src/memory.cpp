@@ -1,0 +1,108 @@
+#include "seer/memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "seer/model.hpp"
+
+namespace seer {
+namespace {
+
+constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > kUnknown / a) return kUnknown;
+  return a * b;
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > kUnknown - b ? kUnknown : a + b;
+}
+
+// The first unsigned integer in `path`, or kUnknown ("max", missing file).
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word.empty() || word[0] < '0' || word[0] > '9') return kUnknown;
+  return std::strtoull(word.c_str(), nullptr, 10);
+}
+
+std::uint64_t mem_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return saturating_mul(kib, 1024);
+  }
+  return kUnknown;
+}
+
+}  // namespace
+
+std::uint64_t MemoryEstimate::bytes() const {
+  return saturating_add(saturating_add(saturating_mul(entities, bytes_per_entity),
+                                       saturating_mul(pending_events, kBytesPerEvent)),
+                        extra_bytes);
+}
+
+std::uint64_t available_memory() {
+  if (const char* limit = std::getenv("SEER_MEMORY_LIMIT"); limit != nullptr && *limit != '\0') {
+    return std::strtoull(limit, nullptr, 10);
+  }
+  std::uint64_t available = mem_available();
+  const std::uint64_t cgroup_max = read_number("/sys/fs/cgroup/memory.max");
+  if (cgroup_max != kUnknown) {
+    const std::uint64_t used = read_number("/sys/fs/cgroup/memory.current");
+    const std::uint64_t left = used == kUnknown || used > cgroup_max ? 0 : cgroup_max - used;
+    if (used != kUnknown && left < available) available = left;
+  }
+  return available;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1000.0 && unit < 6) {
+    value /= 1000.0;
+    ++unit;
+  }
+  char out[32];
+  std::snprintf(out, sizeof(out), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return out;
+}
+
+std::uint64_t instance_bytes(const ModelSpec& spec) {
+  // float32 observations, float64 reward, two flags, int64 infos; x2 for Python's copies.
+  const std::uint64_t per_agent = spec.obs_dim * 4 + 8 + 2 + spec.info_keys.size() * 8;
+  return saturating_add(spec.memory.bytes(), saturating_mul(2 * per_agent, spec.num_agents));
+}
+
+void require_memory(const ModelSpec& spec, const std::string& knobs, std::uint64_t copies) {
+  const MemoryEstimate& m = spec.memory;
+  const std::uint64_t per_instance = instance_bytes(spec);
+  const std::uint64_t needed = saturating_mul(per_instance, copies);
+  const std::uint64_t available = available_memory();
+  if (needed <= available) return;
+  std::ostringstream out;
+  out << spec.name << " with " << knobs;
+  if (copies > 1) out << " x num_envs=" << copies;
+  out << " needs about " << format_bytes(needed) << " of memory (" << m.entities
+      << " entities x " << m.bytes_per_entity << " B + " << m.pending_events
+      << " pending events x " << kBytesPerEvent << " B + "
+      << format_bytes(per_instance - std::min(per_instance, m.entities * m.bytes_per_entity +
+                                                                m.pending_events * kBytesPerEvent))
+      << " of tables and outputs" << (copies > 1 ? ", per instance" : "") << ") but only "
+      << format_bytes(available) << " is available; choose a smaller configuration";
+  throw std::invalid_argument(out.str());
+}
+
+}  // namespace seer
