@@ -72,6 +72,22 @@ def validate_real(
     return value
 
 
+def require_real(arr: np.ndarray, name: str) -> np.ndarray:
+    """Return ``arr`` if its dtype is bool, integer or real; ValueError naming ``name`` otherwise."""
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be a bool, integer or real array, got dtype {arr.dtype}")
+    return arr
+
+
+def discrete_problems(actions: np.ndarray, n: int) -> np.ndarray:
+    """Mask of entries of a real array that are not integers in [0, n)."""
+    with np.errstate(invalid="ignore"):
+        bad = (actions < 0) | (actions >= n)
+        if actions.dtype.kind == "f":  # integral floats such as 2.0 are fine
+            bad |= ~np.isfinite(actions) | (actions != np.floor(actions))
+    return bad
+
+
 @contextlib.contextmanager
 def _gc_paused():
     """Disable the cyclic garbage collector inside the block (restored after)."""
@@ -304,33 +320,47 @@ class SeerParallelEnv(ParallelEnv):
         n = len(self.possible_agents)
         alive = np.zeros(n, dtype=np.uint8)
         alive[rows] = 1
+        shape = () if self._discrete else (self._act_dim,)
+        try:
+            given = np.asarray(values)
+        except (TypeError, ValueError):  # ragged: some action has the wrong shape
+            given = None
+        if given is None or given.shape != (len(live), *shape):
+            self._raise_wrong_shape(live, values, shape)
         if self._discrete:
             arr = np.zeros(n, dtype=np.int64)
-            try:
-                given = np.asarray(values)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"actions: not integer scalars ({exc})") from None
-            if given.shape != (len(live),):
-                raise ValueError(
-                    f"actions: each action must be an integer scalar, got {values[:3]}"
-                )
             arr[rows] = self._check_discrete(given, live)
         else:
             arr = np.zeros((n, self._act_dim), dtype=np.float32)
-            try:
-                given = np.asarray(values, dtype=np.float32)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(
-                    f"actions: not numeric arrays of shape ({self._act_dim},): {exc}"
-                ) from None
-            if given.shape != (len(live), self._act_dim):
-                raise ValueError(
-                    f"actions: each action must have shape ({self._act_dim},), "
-                    f"got {np.shape(values[0])} for {live[0]}"
-                )
+            # Check the kind before casting: complex to float32 drops the
+            # imaginary part with only a warning, and strings would parse.
+            given = self._require_real_actions(given, live).astype(np.float32)
             self._check_box(given, live)
             arr[rows] = given
         return arr, alive
+
+    def _raise_wrong_shape(self, names: list[str], values: list[Any], shape: tuple) -> None:
+        """Name the first agent whose action does not have ``shape`` (error path only)."""
+        what = "an integer scalar" if self._discrete else f"an array of shape {shape}"
+        for name, value in zip(names, values):
+            try:
+                ok = np.shape(value) == shape
+            except (TypeError, ValueError):  # ragged nested lists
+                ok = False
+            if not ok:
+                raise ValueError(f"actions[{name!r}] must be {what}, got {value!r}")
+        raise ValueError(f"actions must be {what} per agent")
+
+    def _require_real_actions(self, given: np.ndarray, names: list[str]) -> np.ndarray:
+        """``given`` if its dtype is bool/int/real; else ValueError naming the first bad agent."""
+        if given.dtype.kind in "biuf":
+            return given
+        flat = given.reshape(len(names), -1).tolist()
+        for name, row in zip(names, flat):
+            if not all(isinstance(v, (bool, int, float)) for v in row):
+                value = row[0] if self._discrete else row
+                raise ValueError(f"actions[{name!r}] must be numeric, got {value!r}")
+        return given  # Python numbers (ints beyond int64, say): range checks follow
 
     def _check_discrete(self, given: np.ndarray, names: list[str]) -> np.ndarray:
         if given.dtype.kind == "f":  # accept integral floats such as 2.0
@@ -339,8 +369,10 @@ class SeerParallelEnv(ParallelEnv):
             if bad.size:
                 i = int(bad[0])
                 raise ValueError(f"actions[{names[i]!r}] must be an integer, got {given[i]!r}")
-        elif given.dtype.kind not in "iub":
-            raise ValueError(f"actions must be integers, got dtype {given.dtype}")
+        else:
+            given = self._require_real_actions(given, names)  # object arrays: big ints, None, ...
+        if given.dtype.kind == "O":  # Python ints beyond int64, all numeric
+            given = given.astype(np.float64)
         bad = np.flatnonzero((given < 0) | (given >= self._act_n))
         if bad.size:
             i = int(bad[0])
@@ -409,6 +441,9 @@ class SeerParallelEnv(ParallelEnv):
         rows = [self._agent_index[a] for a in self.agents]
         alive[rows] = 1
         live_names = self.agents
+        if arr.dtype.kind not in "biuf":
+            self._require_real_actions(arr[rows], live_names)  # names a non-numeric agent
+            raise ValueError(f"actions must be a bool, integer or real array, got dtype {arr.dtype}")
         if self._discrete:
             arr = np.ascontiguousarray(arr)
             checked = self._check_discrete(arr[rows], live_names)

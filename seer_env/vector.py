@@ -34,7 +34,13 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from seer_env import _core
-from seer_env.env import _next_episode_seed, validate_int, validate_seed
+from seer_env.env import (
+    _next_episode_seed,
+    discrete_problems,
+    require_real,
+    validate_int,
+    validate_seed,
+)
 from seer_env.registry import make as make_env
 
 _STEP, _RESET, _SKIP = 0, 1, 2
@@ -157,9 +163,12 @@ class SeerVectorEnv(VectorEnv):
             raise ValueError(
                 f"actions must have shape {self.action_space.shape}, got {actions.shape}"
             )
+        require_real(actions, "actions")
         live = self._alive.astype(bool)
         if self._discrete:
-            bad = live & ((actions < 0) | (actions >= self.single_action_space.n))
+            # NaN and fractions used to pass and be cast to int64 in C++ (NaN
+            # became INT64_MIN: a HandlerError that killed the instance).
+            bad = live & discrete_problems(actions, self.single_action_space.n)
         else:
             low, high = self.single_action_space.low, self.single_action_space.high
             bad = live & ~(np.isfinite(actions) & (actions >= low) & (actions <= high)).all(axis=1)
