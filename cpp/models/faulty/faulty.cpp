@@ -14,8 +14,15 @@ FaultyModel::FaultyModel(Config& config) {
   mode_ = static_cast<int>(config.integer("mode", 0, 0, 7));
   culprit_ = static_cast<EntityId>(config.integer("culprit", 0, 0, spec_.num_entities - 1));
   fail_after_ = config.real("fail_after", 2.0, 0.0, 1e12);
-  spec_.num_agents = 0;
+  // Entities 0 .. num_agents-1 are agents (Discrete(2) actions, ignored;
+  // one observation: events handled), so envs can wrap the model too.
+  spec_.num_agents = static_cast<std::uint32_t>(
+      config.integer("num_agents", 0, 0, static_cast<std::int64_t>(spec_.num_entities)));
   spec_.agent_prefix = "entity";
+  spec_.obs_dim = 1;
+  spec_.obs_low = {0.0f};
+  spec_.obs_high = {std::numeric_limits<float>::infinity()};
+  spec_.action = ActionSpec{/*discrete=*/true, /*n=*/2, 0, 0.0f, 0.0f};
   spec_.event_kinds = {"TOKEN", "TICK"};
   spec_.memory = MemoryEstimate{spec_.num_entities,
                                 sizeof(FaultyState) + sizeof(FaultyPublic) + kRuntimeBytesPerEntity,

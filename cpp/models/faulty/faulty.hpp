@@ -8,6 +8,7 @@
 //   exist; 4 schedules at NaN; 5 throws std::runtime_error; 6 writes the next
 //   entity's state (caught only with check=True); 7 starts an unbounded
 //   cascade of same-time self-events (caught by the event budget).
+// With `num_agents` > 0 the first entities are agents, for env-level tests.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,9 @@ class FaultyModel final : public ModelBase<FaultyModel, FaultyState, FaultyPubli
   void on_init(Context& ctx) override;
   void on_action(Context& ctx, const ActionView& action) override { (void)ctx, (void)action; }
   void on_event(Context& ctx, const Event& event) override;
-  void observe(EntityId agent, float* obs) const override { (void)agent, (void)obs; }
+  void observe(EntityId agent, float* obs) const override {
+    obs[0] = static_cast<float>(state_of(agent).handled);
+  }
   double reward(EntityId agent) const override { (void)agent; return 0.0; }
 
  private:
