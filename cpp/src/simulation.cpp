@@ -17,6 +17,7 @@ class Writer {
   template <class T>
   void value(const T& v) { bytes(&v, sizeof(T)); }
   void bytes(const void* p, std::size_t n) {
+    if (n == 0) return;  // p may be null (empty outputs of a model without agents)
     out.append(static_cast<const char*>(p), n);
   }
   std::string out;
@@ -32,6 +33,7 @@ class Reader {
     return v;
   }
   void bytes(void* p, std::size_t n) {
+    if (n == 0) return;  // memcpy to a null p is undefined even for 0 bytes (UBSan)
     if (pos_ + n > in_.size()) throw std::invalid_argument("saved state is truncated");
     std::memcpy(p, in_.data() + pos_, n);
     pos_ += n;
