@@ -41,7 +41,8 @@ tsan:
 # AddressSanitizer + UndefinedBehaviorSanitizer: the C++ tests, then the
 # Python tests that drive the extension with an ASan-built extension (in its
 # own build dir, imported ahead of the editable install; the ASan runtime is
-# LD_PRELOADed because python itself is not instrumented).
+# LD_PRELOADed because python itself is not instrumented, with libstdc++ so
+# that its __cxa_throw interceptor finds the real one: C++ exceptions work).
 asan: asan-cpp asan-python
 
 asan-cpp:
@@ -56,7 +57,7 @@ asan-python:
 	cmake --build $(ASAN_PY_BUILD) -j 2 --target _core
 	rm -rf $(ASAN_PY_BUILD)/pkg && mkdir -p $(ASAN_PY_BUILD)/pkg
 	cp -r seer_env $(ASAN_PY_BUILD)/pkg/ && cp $(ASAN_PY_BUILD)/_core*.so $(ASAN_PY_BUILD)/pkg/seer_env/
-	$(SANITIZER_OPTIONS) LD_PRELOAD=$$($(CXX) -print-file-name=libasan.so) \
+	$(SANITIZER_OPTIONS) LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
 		$(PYTHON) .ci/pytest_asan.py $(ASAN_PY_BUILD)/pkg -q -p no:cacheprovider $(ASAN_PY_TESTS)
 
 lint:

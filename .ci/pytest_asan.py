@@ -6,9 +6,10 @@ install's import hook would load the regular extension instead, so it is
 removed, and PACKAGE_DIR goes first on sys.path.
 """
 
+import os
 import sys
 
-package_dir, args = sys.argv[1], sys.argv[2:]
+package_dir, args = os.path.abspath(sys.argv[1]), sys.argv[2:]
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
 sys.path.insert(0, package_dir)
 

@@ -337,6 +337,10 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@pytest.mark.skipif(
+    "libasan" in os.environ.get("LD_PRELOAD", ""),
+    reason="ASan's quarantine keeps freed memory: RSS grows by design (make asan-python)",
+)
 @pytest.mark.parametrize("executor,num_threads,cycles", [("serial", 1, 10_000), ("parallel", 2, 1_000)])
 def test_many_reset_step_cycles_keep_memory_stable(executor, num_threads, cycles):
     env = pcs_v0.parallel_env(width=1, height=2, phones_per_cell=2, executor=executor,
