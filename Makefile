@@ -5,14 +5,13 @@ PIP ?= $(PYTHON) -m pip
 CTEST_BUILD ?= build/ctest
 TSAN_BUILD ?= build/tsan
 ASAN_BUILD ?= build/asan
-ASAN_PY_BUILD ?= build/asan-py
 # The Python run under ASan: the test files that drive the extension.
 ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py \
 	tests/test_reliability.py tests/test_fuzz.py tests/test_vector.py tests/test_phold.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: install dev demo test test-cpp tsan asan asan-cpp asan-python lint format bench bench-full clean
+.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python lint format bench bench-full clean
 
 install:
 	$(PIP) install ".[test,bench]"
@@ -38,27 +37,29 @@ tsan:
 	cmake --build $(TSAN_BUILD) -j 2
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure
 
-# AddressSanitizer + UndefinedBehaviorSanitizer: the C++ tests, then the
-# Python tests that drive the extension with an ASan-built extension (in its
-# own build dir, imported ahead of the editable install; the ASan runtime is
-# LD_PRELOADed because python itself is not instrumented, with libstdc++ so
-# that its __cxa_throw interceptor finds the real one: C++ exceptions work).
+# AddressSanitizer + UndefinedBehaviorSanitizer, one build (build/asan) for
+# both runs: the C++ tests, then the Python tests that drive the extension,
+# with the ASan-built extension imported ahead of the editable install. The
+# ASan runtime is LD_PRELOADed because python itself is not instrumented, with
+# libstdc++ so that its __cxa_throw interceptor finds the real one (C++
+# exceptions crossing the extension work).
 asan: asan-cpp asan-python
 
-asan-cpp:
-	cmake -S . -B $(ASAN_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+asan-build:
+	cmake -S . -B $(ASAN_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_BUILD_PYTHON=ON \
+		-DSEER_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
+		-Dpybind11_DIR=$$($(PYTHON) -m pybind11 --cmakedir) >/dev/null
 	cmake --build $(ASAN_BUILD) -j 2
+
+asan-cpp: asan-build
 	$(SANITIZER_OPTIONS) ctest --test-dir $(ASAN_BUILD) --output-on-failure
 
-asan-python:
-	cmake -S . -B $(ASAN_PY_BUILD) -DSEER_BUILD_PYTHON=ON -DSEER_SANITIZE=address,undefined \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
-		-Dpybind11_DIR=$$($(PYTHON) -m pybind11 --cmakedir) >/dev/null
-	cmake --build $(ASAN_PY_BUILD) -j 2 --target _core
-	rm -rf $(ASAN_PY_BUILD)/pkg && mkdir -p $(ASAN_PY_BUILD)/pkg
-	cp -r seer_env $(ASAN_PY_BUILD)/pkg/ && cp $(ASAN_PY_BUILD)/_core*.so $(ASAN_PY_BUILD)/pkg/seer_env/
+asan-python: asan-build
+	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg
+	cp -r seer_env $(ASAN_BUILD)/pkg/ && cp $(ASAN_BUILD)/_core*.so $(ASAN_BUILD)/pkg/seer_env/
 	$(SANITIZER_OPTIONS) LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
-		$(PYTHON) .ci/pytest_asan.py $(ASAN_PY_BUILD)/pkg -q -p no:cacheprovider $(ASAN_PY_TESTS)
+		$(PYTHON) .ci/pytest_asan.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider $(ASAN_PY_TESTS)
 
 lint:
 	ruff check seer_env tests examples

@@ -73,7 +73,7 @@ def validate_real(
 
 
 def require_real(arr: np.ndarray, name: str) -> np.ndarray:
-    """Return ``arr`` if its dtype is bool, integer or real; ValueError naming ``name`` otherwise."""
+    """Return ``arr`` if its dtype is bool, integer or real; else ValueError naming ``name``."""
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{name} must be a bool, integer or real array, got dtype {arr.dtype}")
     return arr
@@ -443,7 +443,9 @@ class SeerParallelEnv(ParallelEnv):
         live_names = self.agents
         if arr.dtype.kind not in "biuf":
             self._require_real_actions(arr[rows], live_names)  # names a non-numeric agent
-            raise ValueError(f"actions must be a bool, integer or real array, got dtype {arr.dtype}")
+            raise ValueError(
+                f"actions must be a bool, integer or real array, got dtype {arr.dtype}"
+            )
         if self._discrete:
             arr = np.ascontiguousarray(arr)
             checked = self._check_discrete(arr[rows], live_names)

@@ -86,7 +86,11 @@ BOX_BAD = [
     ("2d", np.zeros((2, 2)), r"actions\['uav_0'\] must be an array of shape \(4,\)"),
     ("ragged", [0.0, [1.0], 0.0, 0.0], r"actions\['uav_0'\] must be an array of shape"),
     ("nan", np.full(4, np.nan), r"actions\['uav_0'\] must be finite, got \[nan"),
-    ("inf", np.array([0, 0, np.inf, 0]), r"actions\['uav_0'\] must be finite, got \[0\.0, 0\.0, inf"),
+    (
+        "inf",
+        np.array([0, 0, np.inf, 0]),
+        r"actions\['uav_0'\] must be finite, got \[0\.0, 0\.0, inf",
+    ),
     ("above", np.full(4, 1.5), r"actions\['uav_0'\] must be within \[-1\.0, 1\.0\], got \[1\.5"),
     ("below", np.full(4, -2.0), r"actions\['uav_0'\] must be within \[-1\.0, 1\.0\], got \[-2"),
     ("strings", np.array(["a"] * 4), r"actions\['uav_0'\] must be numeric, got \['a'"),
@@ -133,10 +137,7 @@ def test_bad_action_dicts(env_name, case, make_bad, match):
 
 def test_action_for_dead_agent():
     # A battery this small runs out in the first step: every UAV crashes.
-    def make():
-        return small_aircraft(num_uavs=3, battery_capacity=1e-6)
-
-    env, shadow = make(), make()
+    env = small_aircraft(num_uavs=3, battery_capacity=1e-6)
     env.reset(seed=1)
     env.step(zero_actions(env))
     assert env.agents == []  # all crashed
@@ -222,8 +223,9 @@ def test_step_after_episode_end():
 
 
 def test_vector_step_before_reset():
-    venv = vector.make("pcs_v0", num_envs=2, width=2, height=2, phones_per_cell=2,
-                       executor="serial")
+    venv = vector.make(
+        "pcs_v0", num_envs=2, width=2, height=2, phones_per_cell=2, executor="serial"
+    )
     with pytest.raises(RuntimeError, match=r"step\(\) called before reset\(\)"):
         venv.step(np.zeros(8, np.int64))
 
@@ -254,8 +256,9 @@ def test_good_reset_seeds_match_python_ints(seed):
 def test_bad_constructor_and_vector_seeds(seed):
     with pytest.raises(ValueError, match="seed must be None or an integer"):
         small_pcs(seed=seed)
-    venv = vector.make("pcs_v0", num_envs=2, width=2, height=2, phones_per_cell=2,
-                       executor="serial", seed=0)
+    venv = vector.make(
+        "pcs_v0", num_envs=2, width=2, height=2, phones_per_cell=2, executor="serial", seed=0
+    )
     venv.reset(seed=1)
     with pytest.raises(ValueError, match="seed must be"):
         venv.reset(seed=seed)
@@ -378,16 +381,29 @@ def test_memory_estimate_allows_the_defaults():
 SIM_BAD = [  # (kwargs for Simulation(...), error type, message)
     (dict(model="nope"), ValueError, r"model must be one of .*; got 'nope'"),
     (dict(model="phold", num_threads=0), ValueError, r"num_threads must be in \[1, 1024\], got 0"),
-    (dict(model="phold", num_threads=-1), ValueError, r"num_threads must be in \[1, 1024\], got -1"),
+    (
+        dict(model="phold", num_threads=-1),
+        ValueError,
+        r"num_threads must be in \[1, 1024\], got -1",
+    ),
     (dict(model="phold", num_threads=2.5), ValueError, r"num_threads must be an integer, got 2.5"),
     (dict(model="phold", event_budget=-1), ValueError, r"event_budget must be in \[0, .*got -1"),
     (dict(model="phold", executor="gpu"), ValueError, r"executor must be one of .*; got 'gpu'"),
-    (dict(model="phold", config={"num_entities": "3"}), ValueError,
-     r"num_entities must be a number, got '3'"),
-    (dict(model="phold", config={"num_entities": float("nan")}), ValueError,
-     r"num_entities must be an integer in \[1, 16777216\], got nan"),
-    (dict(model="phold", config={"lookahead": 0}), ValueError,
-     r"lookahead must be a finite number in \(0, .*got 0"),
+    (
+        dict(model="phold", config={"num_entities": "3"}),
+        ValueError,
+        r"num_entities must be a number, got '3'",
+    ),
+    (
+        dict(model="phold", config={"num_entities": float("nan")}),
+        ValueError,
+        r"num_entities must be an integer in \[1, 16777216\], got nan",
+    ),
+    (
+        dict(model="phold", config={"lookahead": 0}),
+        ValueError,
+        r"lookahead must be a finite number in \(0, .*got 0",
+    ),
     (dict(model="phold", config={"lookahead": -1.0}), ValueError, r"lookahead must be"),
     (dict(model="phold", config={"typo": 1}), ValueError, r"unknown config key 'typo'"),
     (dict(model="faulty", config={"num_entities": 0}), ValueError, r"num_entities must be"),
@@ -445,8 +461,9 @@ VECTOR_BAD = [  # (id, actions for 2 instances x 4 agents, message)
 @pytest.mark.parametrize("actions,match", [pytest.param(a, m, id=i) for i, a, m in VECTOR_BAD])
 def test_bad_vector_actions(actions, match):
     def make():
-        venv = vector.make("pcs_v0", num_envs=2, width=2, height=2, phones_per_cell=2,
-                           executor="serial")
+        venv = vector.make(
+            "pcs_v0", num_envs=2, width=2, height=2, phones_per_cell=2, executor="serial"
+        )
         venv.reset(seed=5)
         return venv
 

@@ -15,23 +15,51 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from seer_env.envs import aircraft_v0, pcs_v0
 
-EXECUTORS = [("serial", 1), ("parallel", 1), ("parallel", 2), ("parallel", 3), ("locked", 2),
-             ("barrier", 2)]
+EXECUTORS = [
+    ("serial", 1),
+    ("parallel", 1),
+    ("parallel", 2),
+    ("parallel", 3),
+    ("locked", 2),
+    ("barrier", 2),
+]
 MAX_CYCLES = 6
 
 
 def make(kind, executor, num_threads):
     if kind == "pcs":
-        return pcs_v0.parallel_env(width=3, height=2, phones_per_cell=3, handoff_delay=7.0,
-                                   max_cycles=MAX_CYCLES, seed=0, executor=executor,
-                                   num_threads=num_threads)
-    return aircraft_v0.parallel_env(num_uavs=5, substeps=2, arena_size=8.0, max_cycles=MAX_CYCLES,
-                                    seed=0, executor=executor, num_threads=num_threads)
+        return pcs_v0.parallel_env(
+            width=3,
+            height=2,
+            phones_per_cell=3,
+            handoff_delay=7.0,
+            max_cycles=MAX_CYCLES,
+            seed=0,
+            executor=executor,
+            num_threads=num_threads,
+        )
+    return aircraft_v0.parallel_env(
+        num_uavs=5,
+        substeps=2,
+        arena_size=8.0,
+        max_cycles=MAX_CYCLES,
+        seed=0,
+        executor=executor,
+        num_threads=num_threads,
+    )
 
 
 BAD_DISCRETE = [np.nan, np.inf, -1, 11, 2.5, 1e30, "x", None, [1, 2], 2**70, 1j]
-BAD_BOX = [np.full(4, np.nan), np.full(4, 2.0), np.zeros(3), np.zeros((4, 1)), "abcd", None,
-           np.array([0, 0, 0, -np.inf]), np.zeros(4, complex)]
+BAD_BOX = [
+    np.full(4, np.nan),
+    np.full(4, 2.0),
+    np.zeros(3),
+    np.zeros((4, 1)),
+    "abcd",
+    None,
+    np.array([0, 0, 0, -np.inf]),
+    np.zeros(4, complex),
+]
 BAD_SEEDS = [-1, 2**64, 1.5, "1", True, [3]]
 
 
@@ -62,12 +90,17 @@ class EnvMachine(RuleBasedStateMachine):
     def valid_actions(self, data, env):
         space = env.action_space(env.possible_agents[0])
         if self.kind == "pcs":
-            values = data.draw(st.lists(st.integers(0, space.n - 1), min_size=len(env.agents),
-                                        max_size=len(env.agents)))
+            values = data.draw(
+                st.lists(
+                    st.integers(0, space.n - 1), min_size=len(env.agents), max_size=len(env.agents)
+                )
+            )
         else:
             floats = st.floats(-1.0, 1.0, width=32)
-            values = [np.array(data.draw(st.lists(floats, min_size=4, max_size=4)), np.float32)
-                      for _ in env.agents]
+            values = [
+                np.array(data.draw(st.lists(floats, min_size=4, max_size=4)), np.float32)
+                for _ in env.agents
+            ]
         return dict(zip(env.agents, values))
 
     def expect_rejected(self, call, errors=(ValueError, RuntimeError)):
@@ -99,8 +132,9 @@ class EnvMachine(RuleBasedStateMachine):
     def step_arrays(self, data):
         actions = self.valid_actions(data, self.shadow)
         n = len(self.shadow.possible_agents)
-        arr = np.zeros((n,) if self.kind == "pcs" else (n, 4),
-                       np.int64 if self.kind == "pcs" else np.float32)
+        arr = np.zeros(
+            (n,) if self.kind == "pcs" else (n, 4), np.int64 if self.kind == "pcs" else np.float32
+        )
         for agent, value in actions.items():
             arr[self.shadow._agent_index[agent]] = value
         assert same_outputs(self.env.step_arrays(arr), self.shadow.step_arrays(arr))
@@ -119,7 +153,9 @@ class EnvMachine(RuleBasedStateMachine):
         actions = self.valid_actions(data, self.shadow) if self.running else {}
         if actions:
             agent = data.draw(st.sampled_from(sorted(actions)))
-            actions[agent] = data.draw(st.sampled_from(BAD_DISCRETE if self.kind == "pcs" else BAD_BOX))
+            actions[agent] = data.draw(
+                st.sampled_from(BAD_DISCRETE if self.kind == "pcs" else BAD_BOX)
+            )
         self.expect_rejected(lambda: self.env.step(actions))
 
     @rule(data=st.data(), how=st.sampled_from(["missing", "unknown", "not-a-dict", "dead"]))

@@ -31,7 +31,12 @@ def faulty_env(mode, executor="serial", num_threads=1, check=False, **config):
     cfg = dict(num_entities=8, num_agents=4, mode=mode, culprit=3, fail_after=2.0)
     cfg.update(config)
     return SeerParallelEnv(
-        "faulty", cfg, executor=executor, num_threads=num_threads, check=check, seed=0,
+        "faulty",
+        cfg,
+        executor=executor,
+        num_threads=num_threads,
+        check=check,
+        seed=0,
         event_budget=10_000,  # mode 7's cascade; the other modes handle ~100 events a step
     )
 
@@ -137,8 +142,14 @@ def test_env_level_faults_survive_pickling():
 def long_env(executor, num_threads):
     """A pcs env whose every step handles ~1e9 events (minutes): only an interrupt ends it."""
     return pcs_v0.parallel_env(
-        width=4, height=4, phones_per_cell=4, step_minutes=1e10, event_budget=0,
-        executor=executor, num_threads=num_threads, seed=0,
+        width=4,
+        height=4,
+        phones_per_cell=4,
+        step_minutes=1e10,
+        event_budget=0,
+        executor=executor,
+        num_threads=num_threads,
+        seed=0,
     )
 
 
@@ -224,8 +235,14 @@ def test_request_interrupt_from_another_thread_and_vector_env():
     with pytest.raises(KeyboardInterrupt, match="interrupted"):
         env.step(zeros(env))
     venv = vector.make(
-        "pcs_v0", num_envs=2, width=2, height=2, step_minutes=1e10, event_budget=0,
-        executor="parallel", num_threads=2,
+        "pcs_v0",
+        num_envs=2,
+        width=2,
+        height=2,
+        step_minutes=1e10,
+        event_budget=0,
+        executor="parallel",
+        num_threads=2,
     )
     venv.reset(seed=0)
     sent, _ = interrupt_after(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
@@ -283,7 +300,9 @@ def test_interpreter_exit_with_live_envs_and_threads(how):
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-c", EXIT_SCRIPT + ending[how]],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert "exiting" in proc.stdout, proc.stderr
     assert proc.returncode == expected_rc[how], proc.stderr  # no crash (a signal: rc < 0)
@@ -341,10 +360,18 @@ def rss_bytes():
     "libasan" in os.environ.get("LD_PRELOAD", ""),
     reason="ASan's quarantine keeps freed memory: RSS grows by design (make asan-python)",
 )
-@pytest.mark.parametrize("executor,num_threads,cycles", [("serial", 1, 10_000), ("parallel", 2, 1_000)])
+@pytest.mark.parametrize(
+    "executor,num_threads,cycles", [("serial", 1, 10_000), ("parallel", 2, 1_000)]
+)
 def test_many_reset_step_cycles_keep_memory_stable(executor, num_threads, cycles):
-    env = pcs_v0.parallel_env(width=1, height=2, phones_per_cell=2, executor=executor,
-                              num_threads=num_threads, max_cycles=10**6)
+    env = pcs_v0.parallel_env(
+        width=1,
+        height=2,
+        phones_per_cell=2,
+        executor=executor,
+        num_threads=num_threads,
+        max_cycles=10**6,
+    )
     actions = {a: 1 for a in env.possible_agents}
     arrays = np.ones(2, np.int64)
 

@@ -71,6 +71,10 @@ class alignas(64) LocalQueue {
  public:
   // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
   void push_remote(EventNode* node) {
+    // Read the time before publishing: once the CAS succeeds the consumer may
+    // drain the node and its worker reuse it for another event (a data race
+    // ThreadSanitizer found in test_models_executors).
+    const std::uint64_t bits = time_bits(node->event.time);
     node->next = inbox_.load(std::memory_order_relaxed);
     // acq_rel: release publishes the node; acquire orders our inbox_min_ update
     // after a consumer reset that preceded the exchange we read from.
@@ -81,7 +85,6 @@ class alignas(64) LocalQueue {
     // is harmless (the entity is looked at once more for nothing); a missing
     // one is impossible because the bound is lowered after the push and
     // reset by the consumer before it takes the inbox.
-    std::uint64_t bits = time_bits(node->event.time);
     std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
     while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
                                                           std::memory_order_relaxed)) {
