@@ -40,10 +40,10 @@ format:
 	ruff check --fix seer_env tests examples
 
 bench:
-	$(PYTHON) -m seer_env.bench
+	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench
 
 bench-full:
-	$(PYTHON) -m seer_env.bench --profile full
+	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench --profile full
 
 clean:
 	rm -rf build dist *.egg-info bench/results .pytest_cache .ruff_cache

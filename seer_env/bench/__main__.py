@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 
 from rich.console import Console
@@ -79,13 +80,12 @@ def main(argv: list[str] | None = None) -> dict:
         "--callgrind", action="store_true", help="add instructions/event (needs valgrind)"
     )
     args = parser.parse_args(argv)
-    # NumPy's BLAS threads (the policy's matmuls) would fight the runtime's threads.
-    os.environ["OMP_NUM_THREADS"] = "1"
     console = Console()
     groups = SUITES[args.profile]()
     if args.only:
         groups = [g for g in groups if args.only.lower() in g.label.lower()]
     results = {"profile": args.profile, "machine": machine_info(), "groups": []}
+    results["machine"]["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
     m = results["machine"]
     console.print(
         f"[bold]seer_env bench[/] profile={args.profile} on {m['cpu_model']} "
@@ -117,4 +117,10 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
+    # NumPy's BLAS threads (the policy's matmuls) spin after each call and would
+    # steal the runtime's cores. BLAS reads the variable when NumPy loads, which
+    # has happened by now (seer_env imports it): set it and start over once.
+    if os.environ.get("OMP_NUM_THREADS") != "1":
+        os.environ["OMP_NUM_THREADS"] = "1"
+        os.execv(sys.executable, [sys.executable, "-m", "seer_env.bench", *sys.argv[1:]])
     main()

@@ -30,10 +30,10 @@ def thread_counts() -> list[int]:
     return counts
 
 
-def executor_variants(include_baselines: bool = True) -> list[tuple[str, int]]:
-    """(executor, threads) pairs: serial, parallel at each count, the baselines at the top."""
+def executor_variants(engines: bool = True) -> list[tuple[str, int]]:
+    """(executor, threads): serial, parallel at each count, the baseline engines at the top."""
     variants = [("serial", 1)] + [("parallel", t) for t in thread_counts()]
-    if include_baselines:
+    if engines:
         top = thread_counts()[-1]
         for name in seer_env.executor_names():
             if name not in ("serial", "parallel"):
@@ -47,11 +47,14 @@ def case_name(executor: str, threads: int) -> str:
 
 
 def executor_cases(
-    make: CaseFactory, model: str, model_config: dict, include_baselines: bool = True
+    make: CaseFactory, model: str, model_config: dict, engines: bool = True
 ) -> list[Case]:
-    """One case per executor variant, then ``auto`` (STPA's choice, decided now)."""
+    """One case per executor variant, then ``auto`` (STPA's choice, decided now).
+
+    ``engines``: include the baseline engines (``locked``, ``barrier``).
+    """
     cases = []
-    for executor, threads in executor_variants(include_baselines):
+    for executor, threads in executor_variants(engines):
         case = make(executor, threads)
         case.name = case_name(executor, threads)
         case.meta.update(kind="executor", executor=executor, threads=threads)

@@ -49,11 +49,12 @@ def env_case(config: dict, actions: np.ndarray, executor: str, threads: int) -> 
     return Case("", step, events_per_step=lambda: env.sim.last_step["events"])
 
 
-def build(config: dict, baselines: bool) -> tuple[list[Case], list[str]]:
+def build(config: dict, engines: bool, baselines: bool) -> tuple[list[Case], list[str]]:
     """Executor cases, then (optionally) the user-facing baselines."""
     actions = guard_actions(config["width"] * config["height"])
     model_config = pcs_v0.parallel_env(**config)._model_config  # what STPA keys on
-    cases = executor_cases(functools.partial(env_case, config, actions), "pcs", model_config)
+    make = functools.partial(env_case, config, actions)
+    cases = executor_cases(make, "pcs", model_config, engines)
     notes: list[str] = []
     if baselines:
         part = dict(config, width=config["width"] // 2, height=config["height"] // 2)
@@ -73,6 +74,7 @@ def group(
     move_interval: float = 4500.0,
     *,
     phones_per_cell: int = 16,
+    engines: bool = True,
     baselines: bool = True,
     targets: bool = False,
     rounds: int = 5,
@@ -87,11 +89,12 @@ def group(
         "phones_per_cell": phones_per_cell,
     }
     phones = "" if phones_per_cell == 16 else f", {phones_per_cell} phones/cell"
+    prefix = "STPA: " if workload == "stpa" else ""
     return Group(
         workload,
-        f"PCS {size}x{size}, moves every {move_interval:g} min{phones}",
+        f"{prefix}PCS {size}x{size}, moves every {move_interval:g} min{phones}",
         config,
-        functools.partial(build, config, baselines),
+        functools.partial(build, config, engines, baselines),
         steps_per_turn=steps,
         rounds=rounds,
         targets=TARGETS if targets else (),

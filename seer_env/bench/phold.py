@@ -48,9 +48,9 @@ def reference_case(config: dict) -> Case:
     return Case("reference", step, events_per_step=events, meta={"kind": "baseline"})
 
 
-def build(config: dict, baselines: bool, reference: bool) -> tuple[list[Case], list[str]]:
+def build(config: dict, engines: bool, reference: bool) -> tuple[list[Case], list[str]]:
     """Executor cases, plus the Python reference when it models the same work."""
-    cases = executor_cases(functools.partial(sim_case, config), "phold", config, baselines)
+    cases = executor_cases(functools.partial(sim_case, config), "phold", config, engines)
     notes = []
     if reference and config.get("work", 0) == 0:
         cases.append(reference_case(config))
@@ -66,7 +66,7 @@ def group(
     remote: float = 0.25,
     lookahead: float | None = None,
     label: str | None = None,
-    baselines: bool = True,
+    engines: bool = True,
     reference: bool = True,
     rounds: int = 5,
     steps: int = 3,
@@ -80,7 +80,7 @@ def group(
         workload,
         label or f"PHOLD {entities}, work {work}, remote {remote:g}",
         config,
-        functools.partial(build, config, baselines, reference),
+        functools.partial(build, config, engines, reference),
         steps_per_turn=steps,
         rounds=rounds,
     )

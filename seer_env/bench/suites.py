@@ -21,18 +21,19 @@ from seer_env.bench.groups import Group
 
 def stpa_groups(quick: bool) -> list[Group]:
     """Configurations where picking the pool size is hard: tiny, huge, many rounds."""
-    kw = dict(baselines=False, workload="stpa")
+    kw = dict(engines=False, workload="stpa")
+    ph = dict(reference=False, **kw)
     groups = [
-        phold.group(64, label="STPA: PHOLD 64", reference=False, **kw),
-        phold.group(1024, lookahead=0.01, label="STPA: PHOLD 1k, L=0.01", reference=False, **kw),
-        pcs.group(16, **kw),
+        phold.group(64, label="STPA: PHOLD 64", **ph),
+        phold.group(1024, lookahead=0.01, label="STPA: PHOLD 1k, L=0.01", **ph),
+        pcs.group(16, baselines=False, **kw),
     ]
     if not quick:
         groups += [
-            phold.group(1024, 500, label="STPA: PHOLD 1k, work 500", reference=False, **kw),
-            phold.group(65536, 200, label="STPA: PHOLD 64k, work 200", reference=False, **kw),
-            pcs.group(8, **kw),
-            pcs.group(32, phones_per_cell=64, **kw),
+            phold.group(1024, 500, label="STPA: PHOLD 1k, work 500", **ph),
+            phold.group(65536, 200, label="STPA: PHOLD 64k, work 200", steps=1, **ph),
+            pcs.group(8, baselines=False, **kw),
+            pcs.group(32, phones_per_cell=64, baselines=False, **kw),
         ]
     return groups
 
@@ -44,7 +45,7 @@ def smoke_suite() -> list[Group]:
         pcs.group(8, targets=True, **few),
         aircraft.group(16, targets=True, **few),
         phold.group(64, **few),
-        phold.group(64, label="STPA: PHOLD 64", baselines=False, reference=False, **few),
+        phold.group(64, label="STPA: PHOLD 64", engines=False, reference=False, **few),
     ]
     groups[-1].workload = "stpa"
     for g in groups:
