@@ -24,12 +24,14 @@ def entities(group: dict) -> int:
 
 def latency_vs_threads(results: dict, path: str) -> None:
     """Parallel step latency against threads, one line per group, serial dashed."""
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    counts = set()
     for group in results["groups"]:
         par = [r for r in group["rows"] if r.get("kind") == "executor"]
         par = [r for r in par if r["executor"] == "parallel"]
         if not par:
             continue
+        counts.update(r["threads"] for r in par)
         (line,) = ax.plot(
             [r["threads"] for r in par],
             [r["median_ms"] for r in par],
@@ -39,10 +41,12 @@ def latency_vs_threads(results: dict, path: str) -> None:
         serial = next((r for r in group["rows"] if r["name"] == "serial"), None)
         if serial:
             ax.axhline(serial["median_ms"], color=line.get_color(), linestyle="--", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(counts), [str(c) for c in sorted(counts)])
     ax.set_xlabel("threads (parallel executor)")
     ax.set_ylabel("median step latency (ms); dashed: serial")
     ax.set_yscale("log")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -50,7 +54,7 @@ def latency_vs_threads(results: dict, path: str) -> None:
 
 def speedup_vs_entities(results: dict, path: str) -> None:
     """Speed-up vs serial of parallel at the most threads, against env size, per workload."""
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(9, 5))
     series: dict[str, list[tuple[int, float]]] = {}
     for group in results["groups"]:
         if group["workload"] == "stpa":
@@ -69,7 +73,7 @@ def speedup_vs_entities(results: dict, path: str) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("entities (cells, UAVs, PHOLD entities)")
     ax.set_ylabel("parallel speed-up vs serial (x), most threads")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
