@@ -104,7 +104,7 @@ void check_after_push_a(const std::vector<PerThread>& t, const seer::ExecutiveLi
   std::size_t expected = 0;
   for (std::uint32_t id = 0; id < kN; ++id) {
     if (accepted[id] > 1) fail("A: id accepted more than once", id, accepted[id]);
-    if (attempted[id] > 0 && accepted[id] != 1) fail("A: id pushed but never accepted", id);
+    if (attempted[id] > 0 && accepted[id] != 1) fail("A: id pushed but not accepted exactly once", id, accepted[id]);
     expected += accepted[id];
   }
   if (list.size_approx() != expected) fail("A: size_approx() != accepted", list.size_approx(), expected);
@@ -128,7 +128,7 @@ void check_after_push_b(const std::vector<PerThread>& t) {
   for (std::uint32_t id = 0; id < kN; ++id) {
     if (accepted_b[id] > 1) fail("B: id accepted more than once", id, accepted_b[id]);
     if (accepted_a[id] == 0 && attempted_b[id] > 0 && accepted_b[id] != 1) {
-      fail("B: idle id pushed but never accepted", id);
+      fail("B: idle id pushed but not accepted exactly once", id, accepted_b[id]);
     }
   }
 }
