@@ -13,7 +13,9 @@
 //     pops between drains, and a final full drain is sorted);
 //   - inbox_bound() <= the pushed time whenever read right after a
 //     push_remote() returned and no drain overlapped the push (seqlock-style
-//     epoch per queue), and <= every inbox time when quiescent;
+//     epoch per queue); the consumer, before each drain, finds it <= the
+//     time of every inbox event whose push has returned; and <= every inbox
+//     time when quiescent;
 //   - node accounting: nodes handed out by the producers' pools == nodes
 //     returned to the consumers' pools, and those free lists hold exactly the
 //     handed-out nodes, each once (no loss, no double release).
@@ -86,6 +88,8 @@ struct Consumer {
 // producer can tell whether a drain may have reset the bound under it.
 std::atomic<std::uint64_t> drain_epoch[kQueues];
 std::atomic<bool> producers_done{false};
+// Per producer: 1 + the seq of its last push_remote() that has returned.
+std::atomic<std::uint64_t> completed[kProducers];
 
 void check_event(const seer::Event& e, unsigned q) {
   const Payload& p = e.as<Payload>();
@@ -152,11 +156,31 @@ void scribble(Consumer& c) {
   c.popped_since_empty = 0;
 }
 
+// With the heap empty, for_each() walks only the inbox. Every event there
+// whose push_remote() has returned must be covered by inbox_bound(): its
+// bound-lowering happened after the reset of the drain that preceded its
+// push, and only lowerings follow until our next drain. (Walking the inbox
+// while producers push is outside for_each()'s contract but memory-safe for
+// the consumer: published nodes are immutable until it drains them.) This
+// catches a drain that resets the bound after taking the inbox: a push in
+// between would stay in the inbox, uncovered, until the next drain.
+void check_bound_before_drain(const seer::LocalQueue& queue, unsigned q) {
+  std::uint64_t done[kProducers];
+  for (unsigned p = 0; p < kProducers; ++p) done[p] = completed[p].load(std::memory_order_acquire);
+  const double bound = queue.inbox_bound();
+  queue.for_each([&](const seer::Event& e) {
+    if (e.source < kProducers && e.seq < done[e.source] && !(bound <= e.time)) {
+      fail("inbox_bound() above a completed push still in the inbox", e.seq, q);
+    }
+  });
+}
+
 void consumer_main(seer::LocalQueue& queue, Consumer& c, unsigned q) {
   for (;;) {
     // Stop without a last drain: what the producers pushed since stays in the
     // inbox for the quiescent bound check.
     if (producers_done.load(std::memory_order_acquire)) return;
+    if (queue.empty_local()) check_bound_before_drain(queue, q);
     drain(queue, c, q);
     // Half the time pop everything (then reuse the nodes), else a few.
     const bool all = c.rng() % 2 == 0;
@@ -191,6 +215,7 @@ void producer_main(seer::LocalQueue* queues, CountingProducerPool& pool, unsigne
     if (epoch_before == epoch_after && epoch_before % 2 == 0 && !(bound <= time)) {
       fail("inbox_bound() above a time just pushed", seq, p);
     }
+    completed[p].store(seq + 1, std::memory_order_release);
     if ((i & 127) == 0) std::this_thread::yield();
   }
 }
