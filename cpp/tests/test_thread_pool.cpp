@@ -95,7 +95,7 @@ void test_many_runs() {
     if (pool.size() != size) fail("size()", pool.size(), size);
     Slot slots[kMaxThreads];
     std::uint64_t input = 0;
-    const std::uint64_t runs = 600;
+    const std::uint64_t runs = 300;
     for (std::uint64_t r = 0; r < runs; ++r) {
       // Mostly back-to-back (workers still spinning); sometimes a sleep past
       // the spin window (parked), or right around it (the boundary race).
@@ -150,7 +150,7 @@ void test_spin_barrier() {
   for (unsigned size : {2u, 3u, 4u, 8u}) {
     seer::ThreadPool pool(size);
     seer::SpinBarrier barrier(size);
-    const std::uint64_t generations = size == 8 ? 800 : 2000;
+    const std::uint64_t generations = size == 8 ? 400 : 1000;
     std::uint64_t slot[kMaxThreads] = {};  // plain, written before each barrier
     std::uint64_t sum = 0;                 // plain, written by on_last
     std::uint64_t last_runs = 0;           // plain, counts on_last calls
@@ -207,10 +207,16 @@ void test_fork() {
 
 int main() {
   const auto start = std::chrono::steady_clock::now();
-  test_many_runs();
-  test_parked_wakeups();
-  test_destruction();
-  test_spin_barrier();
+  auto timed = [](const char* name, void (*fn)()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    std::printf("  %-16s %.2f s\n", name,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  };
+  timed("many runs", test_many_runs);
+  timed("parked wake-ups", test_parked_wakeups);
+  timed("destruction", test_destruction);
+  timed("spin barrier", test_spin_barrier);
 #if !defined(SEER_TEST_TSAN)
   test_fork();
 #endif
