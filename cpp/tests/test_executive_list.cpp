@@ -4,6 +4,8 @@
 // kThreads threads run kRounds rounds, each separated into phases by a
 // mutex/condition-variable barrier (deliberately not SpinBarrier, which is
 // tested elsewhere, so a failure here points at ExecutiveList):
+// Even threads push/pop one at a time (push, pop), odd ones in batches
+// (push_batch, pop_batch), so both paths race with each other.
 //   A  every thread pushes a random, overlapping sample of ids in [0, N/3)
 //   -  check: each id pushed by anyone was accepted exactly once
 //   P  every thread pops until empty
@@ -133,6 +135,45 @@ void check_after_push_b(const std::vector<PerThread>& t) {
   }
 }
 
+// Even threads use push(), odd ones push_batch() with random batch sizes
+// (push_batch compacts the accepted ids to the front of its buffer).
+void push_all(seer::ExecutiveList& list, unsigned me, std::mt19937_64& rng,
+              const std::vector<seer::EntityId>& ids, std::vector<seer::EntityId>& accepted) {
+  if (me % 2 == 0) {
+    for (seer::EntityId id : ids) {
+      if (list.push(id)) accepted.push_back(id);
+    }
+    return;
+  }
+  seer::EntityId buffer[32];
+  for (std::size_t i = 0; i < ids.size();) {
+    const std::size_t n = std::min<std::size_t>(1 + rng() % 32, ids.size() - i);
+    std::copy(ids.begin() + i, ids.begin() + i + n, buffer);
+    const std::size_t kept = list.push_batch(buffer, n);
+    if (kept > n) fail("push_batch() kept more than it was given", kept, n);
+    accepted.insert(accepted.end(), buffer, buffer + kept);
+    i += n;
+  }
+}
+
+// Even threads use pop(), odd ones pop_batch() with random maxima.
+void pop_all(seer::ExecutiveList& list, unsigned me, std::mt19937_64& rng,
+             std::vector<seer::EntityId>& popped) {
+  if (me % 2 == 0) {
+    seer::EntityId e;
+    while (list.pop(e)) popped.push_back(e);
+    return;
+  }
+  for (;;) {
+    const std::size_t max = 1 + rng() % 16;
+    const seer::EntityId* first = nullptr;
+    const std::size_t n = list.pop_batch(max, &first);
+    if (n == 0) return;
+    if (n > max) fail("pop_batch() returned more than max", n, max);
+    popped.insert(popped.end(), first, first + n);
+  }
+}
+
 void worker(unsigned me, seer::ExecutiveList& list, TestBarrier& barrier,
             std::vector<PerThread>& t) {
   std::mt19937_64 rng(4242 + me);
@@ -141,16 +182,16 @@ void worker(unsigned me, seer::ExecutiveList& list, TestBarrier& barrier,
     // A: overlapping pushes.
     sample(rng, kN / 3, mine.attempted_a);
     mine.accepted_a.clear();
-    for (seer::EntityId id : mine.attempted_a) {
-      if (list.push(id)) mine.accepted_a.push_back(id);
-    }
+    push_all(list, me, rng, mine.attempted_a, mine.accepted_a);
     barrier.wait([&] { check_after_push_a(t, list); });
 
     // P: pops after the barrier.
     mine.popped_a.clear();
     seer::EntityId e;
-    while (list.pop(e)) mine.popped_a.push_back(e);
+    pop_all(list, me, rng, mine.popped_a);
     if (list.pop(e)) fail("pop() succeeded after returning false");
+    const seer::EntityId* first = nullptr;
+    if (list.pop_batch(4, &first) != 0) fail("pop_batch() succeeded after the list emptied");
     barrier.wait([&] {
       check_pops(t, &PerThread::accepted_a, &PerThread::popped_a, "A: popped != accepted", list);
       // The protocol: reset() between a round's pops and the next pushes
@@ -162,15 +203,21 @@ void worker(unsigned me, seer::ExecutiveList& list, TestBarrier& barrier,
     sample(rng, kN, mine.attempted_b);
     mine.accepted_b.clear();
     std::size_t next_done = 0;
-    for (std::size_t i = 0; i < mine.attempted_b.size(); ++i) {
-      if (i % 2 == 0 && next_done < mine.popped_a.size()) list.done(mine.popped_a[next_done++]);
-      if (list.push(mine.attempted_b[i])) mine.accepted_b.push_back(mine.attempted_b[i]);
+    for (std::size_t i = 0; i < mine.attempted_b.size(); i += 8) {
+      // Interleave done() calls with pushes (one by one or batched).
+      for (int k = 0; k < 4 && next_done < mine.popped_a.size(); ++k) {
+        list.done(mine.popped_a[next_done++]);
+      }
+      const std::size_t end = std::min(i + 8, mine.attempted_b.size());
+      const std::vector<seer::EntityId> chunk(mine.attempted_b.begin() + i,
+                                              mine.attempted_b.begin() + end);
+      push_all(list, me, rng, chunk, mine.accepted_b);
     }
     while (next_done < mine.popped_a.size()) list.done(mine.popped_a[next_done++]);
     barrier.wait([&] { check_after_push_b(t); });
 
     mine.popped_b.clear();
-    while (list.pop(e)) mine.popped_b.push_back(e);
+    pop_all(list, me, rng, mine.popped_b);
     barrier.wait([&] {
       check_pops(t, &PerThread::accepted_b, &PerThread::popped_b, "B: popped != accepted", list);
     });

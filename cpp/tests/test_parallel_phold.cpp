@@ -1,7 +1,8 @@
 // Serial equivalence of the parallel executor on PHOLD, in C++ (so that it
 // also runs under ThreadSanitizer): for several configurations, the digest
 // (states, random streams, sequence counters, pending events, clock) after
-// every step must equal the serial executor's, for 1, 2, 3, 4 and 8 threads.
+// every step must equal the serial executor's, for 1, 2, 3, 4 and 8 threads
+// (and the locked/barrier benchmark baselines at 2 and 4).
 // Configurations cover lookahead << dt (many horizon rounds per step),
 // lookahead >= dt (one round), work > 0, ties in time (mean 0), more threads
 // than entities, no remote events, all remote events; plus a reset with a new
@@ -17,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "seer/config.hpp"
@@ -139,7 +141,11 @@ int main() {
         {"mean", 0.2}},
        12},
   };
-  const unsigned thread_counts[] = {1, 2, 3, 4, 8};
+  // The parallel executor at every thread count; the benchmark baselines
+  // (which must be serial-equivalent too) at two.
+  const std::pair<const char*, unsigned> executors[] = {
+      {"parallel", 1}, {"parallel", 2}, {"parallel", 3}, {"parallel", 4}, {"parallel", 8},
+      {"locked", 2},   {"locked", 4},   {"barrier", 2},  {"barrier", 4}};
   const std::uint64_t seeds[] = {7, 1234567};
 
   start_watchdog();
@@ -153,19 +159,19 @@ int main() {
     if (reference[0].events.back() == 0) fail(std::string(c.name) + ": no events processed");
     std::uint64_t max_rounds = 0;
     std::string times;
-    for (unsigned threads : thread_counts) {
+    for (const auto& [executor, threads] : executors) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto parallel = make_sim(c, "parallel", threads);
+      auto parallel = make_sim(c, executor, threads);
       // Two episodes on the same executor: reset must leave nothing behind.
       for (std::size_t i = 0; i < std::size(seeds); ++i) {
         const Trace t = run(*parallel, seeds[i], steps_for(c, i));
         max_rounds = std::max(max_rounds, t.rounds);
         compare(reference[i], t,
-                std::string(c.name) + " parallel/" + std::to_string(threads) + " seed " +
+                std::string(c.name) + " " + executor + "/" + std::to_string(threads) + " seed " +
                     std::to_string(seeds[i]));
       }
-      char buf[32];
-      std::snprintf(buf, sizeof buf, " %u:%.2fs", threads,
+      char buf[48];
+      std::snprintf(buf, sizeof buf, " %c%u:%.2fs", executor[0], threads,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       times += buf;
     }
