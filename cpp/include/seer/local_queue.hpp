@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "seer/event.hpp"
+#include "seer/event_heap.hpp"
 
 namespace seer {
 
@@ -107,17 +108,14 @@ class alignas(64) LocalQueue {
     }
   }
   void push_local(const Event& e) {
-    heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), EventAfter{});
-    top_time_ = heap_.front().time;
+    heap_.push(e);
+    top_time_ = heap_.top_time();
   }
   bool empty_local() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
+  const Event& top() const { return heap_.top(); }
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), EventAfter{});
-    Event e = heap_.back();
-    heap_.pop_back();
-    top_time_ = heap_.empty() ? kNever : heap_.front().time;
+    Event e = heap_.pop();
+    top_time_ = heap_.top_time();
     return e;
   }
   // Time of the earliest heap event (+inf when empty); cached so that the
@@ -134,7 +132,7 @@ class alignas(64) LocalQueue {
   }
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (const Event& e : heap_) fn(e);
+    heap_.for_each(fn);
     for (EventNode* n = inbox_.load(std::memory_order_acquire); n != nullptr; n = n->next) {
       fn(n->event);
     }
@@ -150,7 +148,7 @@ class alignas(64) LocalQueue {
   std::atomic<std::uint64_t> inbox_min_{kNeverBits};
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   double top_time_ = kNever;
-  std::vector<Event> heap_;  // owner-private min-heap by key
+  EventHeap heap_;  // owner-private, key order
 };
 
 }  // namespace seer
