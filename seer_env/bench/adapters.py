@@ -102,6 +102,7 @@ class AircraftReferenceEnv(ParallelEnv):
         self.joint = AircraftJoint(**config)
         n = self.joint.ref.p.num_uavs
         self.possible_agents = [f"uav_{i}" for i in range(n)]
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self.agents: list[str] = []
         obs_dim = self.joint.observation_space.shape[1]
         obs_space = spaces.Box(-np.inf, np.inf, (obs_dim,), np.float32)
@@ -125,7 +126,7 @@ class AircraftReferenceEnv(ParallelEnv):
 
     def step(self, actions: dict):
         """Dicts in, dicts out, as the PettingZoo API asks; dead UAVs leave ``agents``."""
-        index = {a: i for i, a in enumerate(self.possible_agents)}
+        index = self._index
         arr = np.zeros((len(self.possible_agents), 4), dtype=np.float32)
         for agent, action in actions.items():
             arr[index[agent]] = action

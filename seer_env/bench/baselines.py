@@ -1,8 +1,8 @@
 """What a user runs today, as benchmark cases: the reference envs, directly and vectorized.
 
 * ``reference``: the pure-Python / NumPy reference env of the same size, one
-  process, stepped directly (the C++ runtime's raison d'être: ``serial`` vs
-  this is the cost of the language; ``parallel`` vs this, of both).
+  process, stepped directly (``serial`` vs this is what C++ buys; ``parallel``
+  vs this, C++ and threads).
 * ``async-vec``: Gymnasium ``AsyncVectorEnv`` over ``copies`` reference envs
   of ``1/copies`` the size each (one process per copy), behind
   ``JointArrayEnv``.

@@ -80,7 +80,7 @@ def summarize(case: Case) -> dict:
         "median_ms": median * 1e3,
         "p95_ms": float(np.percentile(s, 95) * 1e3),
         "steps": int(s.size),
-        **{k: v for k, v in case.meta.items() if not k.startswith("_")},
+        **case.meta,
     }
     for name, values in case.parts.items():
         out[f"{name}_median_ms"] = float(np.median(values) * 1e3)
