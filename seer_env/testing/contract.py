@@ -81,8 +81,13 @@ def _run(env, seed: int, steps: int, policy: Policy, report: ContractReport):
             if not env.agents:
                 break
             obs, rewards, terms, truncs, infos = env.step(policy(seed, step - 1, env))
-            outputs = {"observations": obs, "rewards": rewards, "terminations": terms,
-                       "truncations": truncs, "infos": infos}  # fmt: skip
+            outputs = {
+                "observations": obs,
+                "rewards": rewards,
+                "terminations": terms,
+                "truncations": truncs,
+                "infos": infos,
+            }
             frames.append((f"step {step}", outputs))
             for problem in _output_problems(env, outputs):
                 report.violations.append(Violation("outputs", seed, step, problem))
@@ -97,7 +102,7 @@ def _run(env, seed: int, steps: int, policy: Policy, report: ContractReport):
                 getattr(error, "entity", None),
                 getattr(error, "kind", None),
                 getattr(error, "time", None),
-            )  # fmt: skip
+            )
         )
         return None, step
     return frames, step
@@ -135,22 +140,28 @@ def check_contract(
     report = ContractReport()
     for seed in seeds:
         report.seeds += 1
-        first, ran = _run(env_fn(check=True, executor="serial", num_threads=1), seed, steps,
-                          policy, report)  # fmt: skip
+        first, ran = _run(
+            env_fn(check=True, executor="serial", num_threads=1), seed, steps, policy, report
+        )
         report.steps += ran
         if first is None:
             continue
-        again, _ = _run(env_fn(check=True, executor="serial", num_threads=1), seed, steps,
-                        policy, report)  # fmt: skip
+        again, _ = _run(
+            env_fn(check=True, executor="serial", num_threads=1), seed, steps, policy, report
+        )
         if again is None:
             continue
         found = compare_frames(first, again)
         if found:
             step = 0 if found[0] == "reset" else int(found[0].split()[-1])
             report.violations.append(
-                Violation("determinism", seed, step,
-                          f"a second run with the same seed differs at {found[0]}: {found[1]}")
-            )  # fmt: skip
+                Violation(
+                    "determinism",
+                    seed,
+                    step,
+                    f"a second run with the same seed differs at {found[0]}: {found[1]}",
+                )
+            )
     if strict and not report.ok:
         raise AssertionError(str(report))
     return report
