@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env import _core
+from seer_env import _core, stpa
 from seer_env.python_model import PythonModel
 
 _SEED_LIMIT = 2**64
@@ -111,7 +111,7 @@ class RuntimeInfo:
     rounds: int
     seconds: float
     events_total: int
-    stpa: dict | None = None
+    stpa: dict | None = None  # STPA's report when num_threads="auto" (after the first reset)
 
 
 class SeerParallelEnv(ParallelEnv):
@@ -124,8 +124,13 @@ class SeerParallelEnv(ParallelEnv):
             receives them as keyword arguments).
         seed: seed used by the first ``reset()`` that is not given one.
         max_cycles: steps until every agent is truncated.
-        executor: ``"serial"`` or another name from ``seer_env.executor_names()``.
-        num_threads: worker threads of the executor (the calling thread included).
+        executor: a name from ``seer_env.executor_names()``, or None: chosen with
+            ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+            choice for ``"auto"``).
+        num_threads: threads of the executor (the calling thread included), or
+            ``"auto"``: STPA chooses executor and pool size at the first
+            ``reset()`` from a short preflight on a throw-away copy (outputs never
+            depend on it; see ``env.runtime.stpa`` and docs/stpa.md).
         check: run the expensive contract checks.
         event_budget: max events in one step (0: unlimited).
         render_mode: one of ``metadata["render_modes"]`` or None.
@@ -140,8 +145,8 @@ class SeerParallelEnv(ParallelEnv):
         *,
         seed: int | None = None,
         max_cycles: int = 1000,
-        executor: str = "serial",
-        num_threads: int = 1,
+        executor: str | None = None,
+        num_threads: int | str = "auto",
         check: bool = False,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
@@ -151,14 +156,27 @@ class SeerParallelEnv(ParallelEnv):
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
                 f"got {render_mode!r}"
             )
-        if not isinstance(executor, str) or executor not in _core.executor_names():
-            raise ValueError(f"executor must be one of {_core.executor_names()}, got {executor!r}")
+        if executor is not None and (
+            not isinstance(executor, str) or executor not in _core.executor_names()
+        ):
+            raise ValueError(
+                f"executor must be None or one of {_core.executor_names()}, got {executor!r}"
+            )
+        threads = stpa.parse_num_threads(num_threads)
+        if threads == stpa.AUTO and not isinstance(model, str):
+            threads = 1  # a PythonModel runs serially: nothing for STPA to choose
         if not isinstance(check, bool):
             raise ValueError(f"check must be a bool, got {check!r}")
         self.max_cycles = validate_int("max_cycles", max_cycles, 1)
+        # Until STPA has chosen (first reset), run serially: a Simulation starts
+        # no threads before its first step, so this costs nothing.
+        self._stpa_request = (executor, check) if threads == stpa.AUTO else None
+        self._stpa_report: dict | None = None
+        if threads == stpa.AUTO:
+            threads = 1
         self._options = {
-            "executor": executor,
-            "num_threads": validate_int("num_threads", num_threads, 1, 1024),
+            "executor": executor or stpa.default_executor(threads),
+            "num_threads": threads,
             "check": check,
             "event_budget": validate_int("event_budget", event_budget, 0),
         }
@@ -244,6 +262,8 @@ class SeerParallelEnv(ParallelEnv):
                 seed = self._seed
             else:
                 seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        if self._stpa_request is not None:
+            self._choose_executor()
         self.sim.reset(seed)
         self._episode_seed = seed
         self._cycles = 0
@@ -251,6 +271,22 @@ class SeerParallelEnv(ParallelEnv):
         obs = self.sim.observations()
         infos = self._info_dicts(self.sim.infos(), None)
         return dict(zip(self.agents, obs)), dict(zip(self.agents, infos))
+
+    def _choose_executor(self) -> None:
+        """Run STPA once (first reset) and switch the simulation to its choice."""
+        executor, check = self._stpa_request
+        decision = stpa.choose(
+            self._model,
+            self._model_config,
+            executor=executor,
+            check=check,
+            event_budget=self._options["event_budget"],
+        )
+        self.sim.set_executor(decision.executor, decision.num_threads)
+        self._options["executor"] = decision.executor
+        self._options["num_threads"] = decision.num_threads
+        self._stpa_report = decision.report
+        self._stpa_request = None
 
     def _info_dicts(self, infos: np.ndarray, rows: np.ndarray | None) -> list[dict[str, int]]:
         """One info dict per row (all rows when ``rows`` is None)."""
@@ -335,7 +371,7 @@ class SeerParallelEnv(ParallelEnv):
             what = "finite" if not finite[i] else f"within [{self._act_low}, {self._act_high}]"
             raise ValueError(f"actions[{names[i]!r}] must be {what}, got {given[i].tolist()}")
 
-    def step(self, actions: dict[str, Any]):
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
         self._require_running()
         arr, alive = self._action_array(actions)
@@ -367,15 +403,17 @@ class SeerParallelEnv(ParallelEnv):
             self.agents = [a for a, te, tr in zip(live, term_list, trunc_list) if not (te or tr)]
         return observations, reward_d, term_d, trunc_d, info_d
 
-    def step_arrays(self, actions: np.ndarray):
+    def step_arrays(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The array fast path: one row per possible agent, no per-agent dicts.
 
         Args:
             actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box).
-              Rows of agents that are no longer live are ignored.
+                Rows of agents that are no longer live are ignored.
 
         Returns:
-            ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
+            tuple: ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
             terminations[num_agents] bool, truncations[num_agents] bool)``.
         """
         self._require_running()
@@ -424,6 +462,7 @@ class SeerParallelEnv(ParallelEnv):
             rounds=last["rounds"],
             seconds=last["seconds"],
             events_total=self.sim.events_processed,
+            stpa=self._stpa_report,
         )
 
     # -- rendering ------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ class SeerVectorEnv(VectorEnv):
         self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
         seed = validate_seed(config.pop("seed", None))
         proto = make_env(name, **config)  # validates config, declares spaces
+        if proto._stpa_request is not None:  # num_threads="auto": STPA picks once
+            proto._choose_executor()
         self.env_name = name
         self.agents_per_instance = len(proto.possible_agents)
         agent = proto.possible_agents[0]

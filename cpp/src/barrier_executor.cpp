@@ -116,7 +116,7 @@ void BarrierExecutor::end_round(double t_end) {
     return;
   }
   ++rounds_;
-  horizon_ = std::min(lb + lookahead_, t_end);
+  horizon_ = safe_horizon(lb, lookahead_, t_end);
 }
 
 void BarrierExecutor::run_step(const StepWindow& window, StepStats& stats) {

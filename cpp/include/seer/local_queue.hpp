@@ -71,6 +71,11 @@ class alignas(64) LocalQueue {
  public:
   // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
   void push_remote(EventNode* node) {
+    // Read the time before publishing: once the CAS succeeds the node belongs
+    // to the consumer, which may drain it and hand it to its worker's pool for
+    // reuse at once; reading node->event after the CAS was a data race (found
+    // by ThreadSanitizer in test_local_queue / test_parallel_phold).
+    const std::uint64_t bits = time_bits(node->event.time);
     node->next = inbox_.load(std::memory_order_relaxed);
     // acq_rel: release publishes the node; acquire orders our inbox_min_ update
     // after a consumer reset that preceded the exchange we read from.
@@ -81,7 +86,6 @@ class alignas(64) LocalQueue {
     // is harmless (the entity is looked at once more for nothing); a missing
     // one is impossible because the bound is lowered after the push and
     // reset by the consumer before it takes the inbox.
-    std::uint64_t bits = time_bits(node->event.time);
     std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
     while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
                                                           std::memory_order_relaxed)) {
