@@ -15,6 +15,8 @@ and auto: they are the STPA regret sweep.
 
 from __future__ import annotations
 
+import numpy as np
+
 from seer_env.bench import aircraft, pcs, phold
 from seer_env.bench.groups import Group
 
@@ -89,3 +91,11 @@ def full_suite() -> list[Group]:
 
 
 SUITES = {"smoke": smoke_suite, "default": default_suite, "full": full_suite}
+
+
+def random_actions(space, n: int, seed: int) -> np.ndarray:
+    """A fixed batch of valid actions for ``n`` agents (used by ``seer_env.demo``)."""
+    rng = np.random.default_rng(seed)
+    if hasattr(space, "n"):
+        return rng.integers(0, space.n, size=n, dtype=np.int64)
+    return rng.uniform(space.low, space.high, size=(n, *space.shape)).astype(np.float32)
