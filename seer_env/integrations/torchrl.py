@@ -28,6 +28,7 @@ integer counters arrive as ``float32``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from torchrl.envs import PettingZooWrapper
@@ -46,7 +47,11 @@ def wrap(env: Any, **wrapper_kwargs: Any) -> PettingZooWrapper:
         "return_state": True,
     }
     kwargs.update(wrapper_kwargs)
-    return PettingZooWrapper(env=env, **kwargs)
+    with warnings.catch_warnings():
+        # TorchRL warns on every PettingZoo version but 1.24.3; ours (>= 1.24, tested
+        # with 1.27) is covered by tests/test_integrations_torchrl.py.
+        warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested", UserWarning)
+        return PettingZooWrapper(env=env, **kwargs)
 
 
 def make_env(name: str, *, wrapper_kwargs: dict | None = None, **config: Any) -> PettingZooWrapper:
