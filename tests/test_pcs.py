@@ -256,7 +256,7 @@ def test_counters_are_consistent():
         *_, infos = env.step(random_actions(env, rng))
         summed += np.array([list(i.values()) for i in infos.values()]).sum(axis=0)
     stats = env.stats()
-    assert summed.tolist() == [stats[k] for k in pcs_v0._TOTAL_KEYS]
+    assert summed.tolist() == [stats[k] for k in env.sim.spec["total_keys"]]
     assert stats["events"] == env.sim.events_processed
     assert stats["dropped_handoffs"] <= stats["handoffs"]
     assert stats["blocks"] + stats["busy_lines"] <= stats["call_attempts"]

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "bindings.hpp"
+#include "convert.hpp"
 #include "seer/errors.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
@@ -17,21 +18,8 @@
 namespace py = pybind11;
 
 namespace seer::bindings {
+
 namespace {
-
-// Refuses concurrent calls on one Simulation (the GIL is released inside).
-class BusyGuard {
- public:
-  explicit BusyGuard(std::atomic<bool>& busy) : busy_(busy) {
-    if (busy_.exchange(true, std::memory_order_acquire)) {
-      throw CallOrderError("this env is already running a call in another thread");
-    }
-  }
-  ~BusyGuard() { busy_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool>& busy_;
-};
 
 // The Python-facing object: a Simulation plus a concurrency guard.
 struct PySimulation {
@@ -41,96 +29,13 @@ struct PySimulation {
   std::atomic<bool> busy{false};
 };
 
-Config to_config(const py::dict& values) {
-  Config config;
-  for (auto item : values) {
-    const std::string key = py::str(item.first);
-    py::handle v = item.second;
-    if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) ||
-          py::hasattr(v, "__index__") || py::hasattr(v, "__float__")) ||
-        py::isinstance<py::str>(v)) {
-      throw std::invalid_argument(key + " must be a number, got " +
-                                  std::string(py::str(py::repr(v))));
-    }
-    const double d = v.cast<double>();
-    config.set(key, d);
-  }
-  return config;
-}
-
-std::uint64_t to_seed(const py::object& seed) {
-  if (!py::hasattr(seed, "__index__") || py::isinstance<py::bool_>(seed)) {
-    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
-                                std::string(py::str(py::repr(seed))));
-  }
-  py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
-  const py::int_ limit = py::int_(1).attr("__lshift__")(64);
-  if (value < py::int_(0) || value >= limit) {
-    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
-                                std::string(py::str(value)));
-  }
-  return value.cast<std::uint64_t>();
-}
-
-template <class T>
-py::array_t<T> copy_array(const std::vector<T>& v, std::vector<py::ssize_t> shape) {
-  py::array_t<T> out(shape);
-  std::copy(v.begin(), v.end(), out.mutable_data());
-  return out;
-}
-
-py::dict spec_dict(const ModelSpec& s) {
-  py::dict d;
-  d["name"] = s.name;
-  d["num_entities"] = s.num_entities;
-  d["num_agents"] = s.num_agents;
-  d["agent_prefix"] = s.agent_prefix;
-  d["lookahead"] = s.lookahead;
-  d["dt"] = s.dt;
-  d["obs_dim"] = s.obs_dim;
-  d["obs_low"] = s.obs_low;
-  d["obs_high"] = s.obs_high;
-  py::dict action;
-  action["discrete"] = s.action.discrete;
-  action["n"] = s.action.n;
-  action["dim"] = s.action.dim;
-  action["low"] = s.action.low;
-  action["high"] = s.action.high;
-  d["action"] = action;
-  d["state_dim"] = s.state_dim;
-  d["state_low"] = s.state_low;
-  d["state_high"] = s.state_high;
-  d["info_keys"] = s.info_keys;
-  d["event_kinds"] = s.event_kinds;
-  return d;
-}
-
 void step(PySimulation& self, const py::object& actions, const py::object& alive) {
   BusyGuard guard(self.busy);
   Simulation& sim = *self.sim;
   const ModelSpec& s = sim.spec();
-  py::array arr;
-  if (s.action.discrete) {
-    arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(actions);
-  } else {
-    arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(actions);
-  }
-  if (!arr) throw std::invalid_argument("actions must be a numeric array");
-  const std::size_t per_agent = s.action.discrete ? 1 : s.action.dim;
-  if (static_cast<std::size_t>(arr.size()) != s.num_agents * per_agent) {
-    throw std::invalid_argument("actions must have " + std::to_string(s.num_agents * per_agent) +
-                                " values (num_agents x action size), got " +
-                                std::to_string(arr.size()));
-  }
-  py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast> alive_arr;
-  const std::uint8_t* alive_ptr = nullptr;
-  if (!alive.is_none()) {
-    alive_arr = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(alive);
-    if (!alive_arr || static_cast<std::size_t>(alive_arr.size()) != s.num_agents) {
-      throw std::invalid_argument("alive must be a uint8/bool array of length num_agents");
-    }
-    alive_ptr = alive_arr.data();
-  }
+  const py::array arr = action_array(s, actions, s.num_agents);
+  const auto alive_arr = mask_array(alive, s.num_agents, "alive");
+  const std::uint8_t* alive_ptr = alive.is_none() ? nullptr : alive_arr.data();
   const void* data = arr.data();
   py::gil_scoped_release release;
   sim.step(data, alive_ptr);
@@ -201,28 +106,28 @@ void bind_simulation(py::module_& m) {
       .def("observations",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
-             return copy_array(self.sim->observations(),
+             return copy_array(self.sim->outputs().observations,
                                {static_cast<py::ssize_t>(s.num_agents),
                                 static_cast<py::ssize_t>(s.obs_dim)});
            })
       .def("rewards",
            [](PySimulation& self) {
-             return copy_array(self.sim->rewards(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
+             return copy_array(self.sim->outputs().rewards, {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
            })
       .def("terminations",
            [](PySimulation& self) {
-             return copy_array(self.sim->terminations(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+             return copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
                  .attr("astype")("bool");
            })
       .def("truncations",
            [](PySimulation& self) {
-             return copy_array(self.sim->truncations(), {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+             return copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
                  .attr("astype")("bool");
            })
       .def("infos",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
-             return copy_array(self.sim->infos(), {static_cast<py::ssize_t>(s.num_agents),
+             return copy_array(self.sim->outputs().infos, {static_cast<py::ssize_t>(s.num_agents),
                                                    static_cast<py::ssize_t>(s.info_keys.size())});
            })
       .def("state",
@@ -244,6 +149,16 @@ void bind_simulation(py::module_& m) {
              return out;
            },
            "Copy of every entity's state bytes, uint8[num_entities, state_size].")
+      .def("totals",
+           [](PySimulation& self) {
+             const ModelSpec& s = self.sim->spec();
+             std::vector<std::int64_t> values(s.total_keys.size(), 0);
+             self.sim->model().totals(values.data());
+             py::dict out;
+             for (std::size_t k = 0; k < values.size(); ++k) out[py::str(s.total_keys[k])] = values[k];
+             return out;
+           },
+           "The model's env-wide counters (spec['total_keys']) as a dict of ints.")
       .def("pending_events",
            [](PySimulation& self) {
              const auto events = self.sim->pending_events();

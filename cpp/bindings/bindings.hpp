@@ -8,5 +8,6 @@ namespace seer::bindings {
 void bind_errors(pybind11::module_& m);
 void bind_rng(pybind11::module_& m);
 void bind_simulation(pybind11::module_& m);
+void bind_vector(pybind11::module_& m);
 
 }  // namespace seer::bindings

@@ -5,4 +5,5 @@ PYBIND11_MODULE(_core, m) {
   seer::bindings::bind_errors(m);
   seer::bindings::bind_rng(m);
   seer::bindings::bind_simulation(m);
+  seer::bindings::bind_vector(m);
 }

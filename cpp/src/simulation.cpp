@@ -44,16 +44,22 @@ class Reader {
 };
 
 template <class T>
-void write_vector(Writer& w, const std::vector<T>& v) {
-  w.value<std::uint64_t>(v.size());
-  w.bytes(v.data(), v.size() * sizeof(T));
+void write_array(Writer& w, const T* data, std::size_t n) {
+  w.value<std::uint64_t>(n);
+  w.bytes(data, n * sizeof(T));
 }
 
 template <class T>
-void read_vector(Reader& r, std::vector<T>& v) {
-  const auto n = r.value<std::uint64_t>();
-  if (n != v.size()) throw std::invalid_argument("saved state has a different shape");
-  r.bytes(v.data(), n * sizeof(T));
+void write_vector(Writer& w, const std::vector<T>& v) {
+  write_array(w, v.data(), v.size());
+}
+
+template <class T>
+void read_array(Reader& r, T* data, std::size_t n) {
+  if (r.value<std::uint64_t>() != n) {
+    throw std::invalid_argument("saved state has a different shape");
+  }
+  r.bytes(data, n * sizeof(T));
 }
 
 }  // namespace
@@ -76,10 +82,26 @@ Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& op
   terminated_.assign(s.num_agents, 0);
   truncated_.assign(s.num_agents, 0);
   infos_.assign(static_cast<std::size_t>(s.num_agents) * s.info_keys.size(), 0);
+  out_ = Outputs{obs_.data(), rewards_.data(), terminated_.data(), truncated_.data(),
+                 infos_.data()};
+}
+
+void Simulation::redirect_outputs(const Outputs& out) {
+  const ModelSpec& s = spec();
+  const std::size_t n = s.num_agents;
+  std::copy_n(out_.observations, n * s.obs_dim, out.observations);
+  std::copy_n(out_.rewards, n, out.rewards);
+  std::copy_n(out_.terminations, n, out.terminations);
+  std::copy_n(out_.truncations, n, out.truncations);
+  std::copy_n(out_.infos, n * s.info_keys.size(), out.infos);
+  out_ = out;
 }
 
 void Simulation::set_executor(const std::string& name, unsigned num_threads) {
-  std::unique_ptr<Executor> next = make_executor(name, num_threads);
+  set_executor(make_executor(name, num_threads));
+}
+
+void Simulation::set_executor(std::unique_ptr<Executor> next) {
   next->bind(dispatcher_);
   if (executor_) {
     std::vector<Event> pending;
@@ -87,8 +109,8 @@ void Simulation::set_executor(const std::string& name, unsigned num_threads) {
     for (const Event& e : pending) next->insert(e);
   }
   executor_ = std::move(next);
-  options_.executor = name;
-  options_.num_threads = num_threads;
+  options_.executor = executor_->name();
+  options_.num_threads = executor_->num_threads();
   // The foreign-write check needs one handler at a time.
   dispatcher_.set_write_check(options_.check && executor_->num_threads() == 1);
 }
@@ -116,7 +138,7 @@ void Simulation::reset(std::uint64_t seed) {
   needs_reset_ = false;
 }
 
-void Simulation::step(const void* actions, const std::uint8_t* alive) {
+StepWindow Simulation::begin_step(const void* actions, const std::uint8_t* alive) {
   require_ready("step()");
   const ModelSpec& s = model_->spec();
   for (std::uint32_t a = 0; a < s.num_agents; ++a) {
@@ -128,7 +150,15 @@ void Simulation::step(const void* actions, const std::uint8_t* alive) {
       view.dim = s.action.dim;
     }
   }
-  run_window(static_cast<double>(steps_ + 1) * s.dt, actions, alive);
+  return make_window(static_cast<double>(steps_ + 1) * s.dt, actions, alive);
+}
+
+void Simulation::step(const void* actions, const std::uint8_t* alive) {
+  const auto start = std::chrono::steady_clock::now();
+  const StepWindow window = begin_step(actions, alive);
+  StepStats stats;
+  executor_->run_step(window, stats);
+  finish_step(window, stats, start);
 }
 
 void Simulation::run_until(double t) {
@@ -138,7 +168,7 @@ void Simulation::run_until(double t) {
                               nobody.data());
 }
 
-void Simulation::run_window(double t_end, const void* actions, const std::uint8_t* alive) {
+StepWindow Simulation::make_window(double t_end, const void* actions, const std::uint8_t* alive) {
   StepWindow window;
   window.t_begin = now_;
   window.t_end = t_end;
@@ -146,38 +176,43 @@ void Simulation::run_window(double t_end, const void* actions, const std::uint8_
   window.alive = alive;
   window.num_agents = model_->spec().num_agents;
   window.event_budget = options_.event_budget;
-  StepStats stats;
-  const auto start = std::chrono::steady_clock::now();
-  std::uint64_t snapshot_before = 0;
-  if (options_.check) {
-    Digest d;
-    for (EntityId e = 0; e < spec().num_entities; ++e) {
-      d.add(model_->public_state(e), model_->public_size());
-    }
-    snapshot_before = d.value();
-  }
+  if (options_.check) snapshot_before_ = snapshot_digest();
   needs_reset_ = true;  // until the step completes
+  return window;
+}
+
+void Simulation::run_window(double t_end, const void* actions, const std::uint8_t* alive) {
+  const auto start = std::chrono::steady_clock::now();
+  const StepWindow window = make_window(t_end, actions, alive);
+  StepStats stats;
   executor_->run_step(window, stats);
-  if (options_.check) {
-    Digest d;
-    for (EntityId e = 0; e < spec().num_entities; ++e) {
-      d.add(model_->public_state(e), model_->public_size());
-    }
-    if (d.value() != snapshot_before) {
-      throw ContractViolation(
-          "contract violation: the snapshot changed during the step ending at t=" +
-              std::to_string(t_end) + " (handlers must only read it)",
-          0, "step", now_);
-    }
+  finish_step(window, stats, start);
+}
+
+std::uint64_t Simulation::snapshot_digest() const {
+  Digest d;
+  for (EntityId e = 0; e < spec().num_entities; ++e) {
+    d.add(model_->public_state(e), model_->public_size());
   }
-  now_ = t_end;
+  return d.value();
+}
+
+void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
+                             std::chrono::steady_clock::time_point started) {
+  if (options_.check && snapshot_digest() != snapshot_before_) {
+    throw ContractViolation(
+        "contract violation: the snapshot changed during the step ending at t=" +
+            std::to_string(window.t_end) + " (handlers must only read it)",
+        0, "step", now_);
+  }
+  now_ = window.t_end;
   ++steps_;
   events_total_ += stats.events;
   last_step_ = stats;
   boundary();
   needs_reset_ = false;
   last_step_seconds_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 void Simulation::boundary() {
@@ -189,11 +224,11 @@ void Simulation::boundary() {
   const std::size_t n_info = s.info_keys.size();
   executor_->parallel_for(s.num_agents, [&](std::size_t a) {
     const auto agent = static_cast<EntityId>(a);
-    model_->observe(agent, obs_.data() + a * s.obs_dim);
-    rewards_[a] = model_->reward(agent);
-    terminated_[a] = model_->terminated(agent) ? 1 : 0;
-    truncated_[a] = model_->truncated(agent) ? 1 : 0;
-    if (n_info != 0) model_->info(agent, infos_.data() + a * n_info);
+    model_->observe(agent, out_.observations + a * s.obs_dim);
+    out_.rewards[a] = model_->reward(agent);
+    out_.terminations[a] = model_->terminated(agent) ? 1 : 0;
+    out_.truncations[a] = model_->truncated(agent) ? 1 : 0;
+    if (n_info != 0) model_->info(agent, out_.infos + a * n_info);
   });
 }
 
@@ -241,11 +276,12 @@ std::string Simulation::save() const {
     w.value(rt.next_seq);
   }
   write_vector(w, pending_events());
-  write_vector(w, obs_);
-  write_vector(w, rewards_);
-  write_vector(w, terminated_);
-  write_vector(w, truncated_);
-  write_vector(w, infos_);
+  const std::size_t n = s.num_agents;
+  write_array(w, out_.observations, n * s.obs_dim);
+  write_array(w, out_.rewards, n);
+  write_array(w, out_.terminations, n);
+  write_array(w, out_.truncations, n);
+  write_array(w, out_.infos, n * s.info_keys.size());
   return w.out;
 }
 
@@ -280,11 +316,12 @@ void Simulation::load(const std::string& blob) {
   const auto n_pending = r.value<std::uint64_t>();
   executor_->clear();
   for (std::uint64_t i = 0; i < n_pending; ++i) executor_->insert(r.value<Event>());
-  read_vector(r, obs_);
-  read_vector(r, rewards_);
-  read_vector(r, terminated_);
-  read_vector(r, truncated_);
-  read_vector(r, infos_);
+  const std::size_t n = s.num_agents;
+  read_array(r, out_.observations, n * s.obs_dim);
+  read_array(r, out_.rewards, n);
+  read_array(r, out_.terminations, n);
+  read_array(r, out_.truncations, n);
+  read_array(r, out_.infos, n * s.info_keys.size());
   if (!r.done()) throw std::invalid_argument("saved state has trailing bytes");
   model_->after_snapshot();
   has_reset_ = true;

@@ -52,7 +52,7 @@ def executor_variants(include_baselines: bool = True) -> list[tuple[str, int]]:
     return variants
 
 
-# -- PHOLD ------------------------------------------------------------------------------------------
+# -- PHOLD --------------------------------------------------------------------------------
 
 
 def phold_cases(config: dict) -> list[Case]:

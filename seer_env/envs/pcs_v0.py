@@ -86,7 +86,7 @@ hands off with zero delay: every cross-cell arrival takes at least
 ``pcs_v0.parallel_env(width=32, height=32, channels=10, phones_per_cell=16,
 call_interval=360.0, call_duration=180.0, move_interval=4500.0,
 handoff_delay=1.0, step_minutes=60.0, handoff_weight=5.0, max_cycles=1000,
-seed=None, executor="serial", num_threads=1, check=False,
+seed=None, executor=None, num_threads="auto", check=False,
 event_budget=50_000_000, render_mode=None)``
 
 - ``width``, ``height``: grid size, 1..4096 each (torus).
@@ -105,7 +105,9 @@ event_budget=50_000_000, render_mode=None)``
   ``reset()`` without a seed afterwards continues deterministically from the
   previous episode's seed.
 - ``executor``, ``num_threads``: how the runtime runs a step
-  (``seer_env.executor_names()``); outputs do not depend on them.
+  (``seer_env.executor_names()``); outputs do not depend on them. The default
+  ``num_threads="auto"`` lets STPA pick both at the first reset
+  (``env.runtime.stpa`` says what and why).
 - ``check``: run the runtime's expensive contract checks.
 - ``event_budget``: most events one step may handle (0: unlimited).
 - ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the cell load as
@@ -131,8 +133,6 @@ __all__ = ["PcsEnv", "env", "parallel_env", "raw_env"]
 
 # The cell state's since-reset counters: six uint64 at byte 64 of PcsState
 # (static_assert in cpp/models/pcs/pcs.hpp), in this order.
-_TOTALS_OFFSET = 64
-_TOTAL_KEYS = ("call_attempts", "blocks", "busy_lines", "handoffs", "dropped_handoffs", "events")
 _LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
 
 
@@ -155,8 +155,8 @@ class PcsEnv(SeerParallelEnv):
         handoff_weight: float = 5.0,
         max_cycles: int = 1000,
         seed: int | None = None,
-        executor: str = "serial",
-        num_threads: int = 1,
+        executor: str | None = None,
+        num_threads: int | str = "auto",
         check: bool = False,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
@@ -204,9 +204,7 @@ class PcsEnv(SeerParallelEnv):
         """
         if self._episode_seed is None:
             raise RuntimeError("stats() called before reset()")
-        raw = self.sim.entity_states()[:, _TOTALS_OFFSET : _TOTALS_OFFSET + 8 * len(_TOTAL_KEYS)]
-        sums = np.ascontiguousarray(raw).view(np.uint64).sum(axis=0, dtype=np.uint64)
-        out: dict[str, Any] = dict(zip(_TOTAL_KEYS, (int(v) for v in sums)))
+        out: dict[str, Any] = self.sim.totals()
         offered = out["call_attempts"] - out["busy_lines"]
         lost = out["blocks"] + out["dropped_handoffs"]
         out["blocking_probability"] = lost / offered if offered else 0.0

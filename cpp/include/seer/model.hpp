@@ -46,6 +46,7 @@ struct ModelSpec {
   std::size_t state_dim = 0;       // env.state(): float32 vector
   float state_low = 0.0f, state_high = 0.0f;
   std::vector<std::string> info_keys;   // per-agent int64 counters
+  std::vector<std::string> total_keys;  // env-wide int64 totals (Model::totals)
   std::vector<std::string> event_kinds; // names of event kinds, by kind id
 };
 
@@ -82,6 +83,9 @@ class Model {
   virtual bool truncated(EntityId agent) const { (void)agent; return false; }
   virtual void info(EntityId agent, std::int64_t* out) const { (void)agent; (void)out; }
   virtual void state(float* out) const { (void)out; }
+  // Env-wide counters (one per spec().total_keys), summed in entity order.
+  // Called between steps only.
+  virtual void totals(std::int64_t* out) const { (void)out; }
 
   // -- Raw access for digests, save/load and contract checks.
   virtual std::size_t entity_state_size() const = 0;

@@ -14,6 +14,16 @@
 
 namespace seer {
 
+// Where boundary outputs are written: by default the Simulation's own
+// buffers; a vector env points them into its batch arrays.
+struct Outputs {
+  float* observations = nullptr;      // [num_agents, obs_dim]
+  double* rewards = nullptr;          // [num_agents]
+  std::uint8_t* terminations = nullptr;
+  std::uint8_t* truncations = nullptr;
+  std::int64_t* infos = nullptr;      // [num_agents, info_keys]
+};
+
 struct SimulationOptions {
   std::string executor = "serial";
   unsigned num_threads = 1;
@@ -31,6 +41,7 @@ class Simulation {
   Executor& executor() { return *executor_; }
   // Swaps the executor (pending events move over). Not during a step.
   void set_executor(const std::string& name, unsigned num_threads);
+  void set_executor(std::unique_ptr<Executor> executor);
 
   // Starts an episode: states, streams (Philox key (seed, entity)), initial
   // events, first snapshot and outputs.
@@ -41,6 +52,14 @@ class Simulation {
   void step(const void* actions, const std::uint8_t* alive);
   // Steps without actions until the clock reaches t (PHOLD, tests).
   void run_until(double t);
+
+  // step() in three parts, so that a vector env can run the middle part of
+  // many instances in one parallel region: begin_step() validates the call
+  // order and returns the window; the caller runs it on the executor; then
+  // finish_step() advances the clock and builds the boundary outputs.
+  StepWindow begin_step(const void* actions, const std::uint8_t* alive);
+  void finish_step(const StepWindow& window, const StepStats& stats,
+                   std::chrono::steady_clock::time_point started);
 
   bool needs_reset() const { return needs_reset_; }
   double now() const { return now_; }
@@ -59,17 +78,18 @@ class Simulation {
   void load(const std::string& blob);
 
   // Boundary outputs of the last reset/step, one row per agent.
-  const std::vector<float>& observations() const { return obs_; }
-  const std::vector<double>& rewards() const { return rewards_; }
-  const std::vector<std::uint8_t>& terminations() const { return terminated_; }
-  const std::vector<std::uint8_t>& truncations() const { return truncated_; }
-  const std::vector<std::int64_t>& infos() const { return infos_; }
+  const Outputs& outputs() const { return out_; }
+  // Writes outputs to `out` from now on (current values are copied over).
+  // The buffers must outlive this Simulation or the next redirect.
+  void redirect_outputs(const Outputs& out);
   void state(float* out) const { model_->state(out); }
   Model& model() { return *model_; }
 
  private:
   void require_ready(const char* what) const;
+  StepWindow make_window(double t_end, const void* actions, const std::uint8_t* alive);
   void run_window(double t_end, const void* actions, const std::uint8_t* alive);
+  std::uint64_t snapshot_digest() const;
   void boundary();
 
   std::unique_ptr<Model> model_;
@@ -84,6 +104,8 @@ class Simulation {
   StepStats last_step_;
   double last_step_seconds_ = 0.0;
   std::vector<ActionView> action_views_;
+  std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
+  Outputs out_;
   std::vector<float> obs_;
   std::vector<double> rewards_;
   std::vector<std::uint8_t> terminated_, truncated_;

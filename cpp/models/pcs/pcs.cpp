@@ -1,5 +1,7 @@
 #include "pcs/pcs.hpp"
 
+#include <algorithm>
+
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -46,6 +48,8 @@ PcsModel::PcsModel(Config& config) {
   spec_.state_high = 1.0f;
   spec_.info_keys = {"call_attempts",    "blocks", "busy_lines", "handoffs_in",
                      "dropped_handoffs", "events"};
+  spec_.total_keys = {"call_attempts",    "blocks", "busy_lines", "handoffs",
+                      "dropped_handoffs", "events"};
   spec_.event_kinds = {"NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN"};
   allocate(spec_.num_entities);
 }
@@ -211,14 +215,30 @@ double PcsModel::reward(EntityId agent) const {
                 handoff_weight_ * static_cast<double>(s.step.dropped_handoffs));
 }
 
-void PcsModel::info(EntityId agent, std::int64_t* out) const {
-  const PcsCounters& c = state_of(agent).step;
+namespace {
+
+void write_counters(const PcsCounters& c, std::int64_t* out) {
   out[0] = static_cast<std::int64_t>(c.call_attempts);
   out[1] = static_cast<std::int64_t>(c.blocks);
   out[2] = static_cast<std::int64_t>(c.busy_lines);
   out[3] = static_cast<std::int64_t>(c.handoffs_in);
   out[4] = static_cast<std::int64_t>(c.dropped_handoffs);
   out[5] = static_cast<std::int64_t>(c.events);
+}
+
+}  // namespace
+
+void PcsModel::info(EntityId agent, std::int64_t* out) const {
+  write_counters(state_of(agent).step, out);
+}
+
+void PcsModel::totals(std::int64_t* out) const {
+  std::int64_t cell[6];
+  std::fill(out, out + 6, 0);
+  for (EntityId e = 0; e < spec_.num_entities; ++e) {
+    write_counters(state_of(e).total, cell);
+    for (int k = 0; k < 6; ++k) out[k] += cell[k];
+  }
 }
 
 void PcsModel::state(float* out) const {

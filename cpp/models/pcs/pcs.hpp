@@ -60,8 +60,7 @@ struct PcsCounters {
   std::uint64_t events;            // events handled
 };
 
-// One cell: its channels and counters. seer_env/envs/pcs_v0.py reads `total`
-// from the raw state bytes (offset 64, six uint64) for stats().
+// One cell: its channels and counters.
 struct PcsState {
   std::uint64_t channel_mask;  // bit c set: channel c is in use
   std::uint32_t guard;         // guard channels in effect this step
@@ -70,7 +69,6 @@ struct PcsState {
   PcsCounters total;           // since reset
 };
 static_assert(sizeof(PcsState) == 112, "PcsState must have no padding");
-static_assert(offsetof(PcsState, total) == 64, "pcs_v0.py reads totals at offset 64");
 
 // What other cells' observations read at the boundary.
 struct PcsPublic {
@@ -113,6 +111,7 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   double reward(EntityId agent) const override;
   void info(EntityId agent, std::int64_t* out) const override;
   void state(float* out) const override;
+  void totals(std::int64_t* out) const override;
 
  private:
   EntityId neighbour(EntityId cell, std::uint64_t direction) const;

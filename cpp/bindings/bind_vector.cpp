@@ -1,0 +1,149 @@
+// seer_env._core.VectorSimulation: many instances, one call per step.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "seer/vector_simulation.hpp"
+
+namespace py = pybind11;
+
+namespace seer::bindings {
+namespace {
+
+// The batch and its output buffers (numpy arrays the C++ writes into).
+struct PyVectorSimulation {
+  std::unique_ptr<VectorSimulation> vec;
+  py::array_t<float> observations;
+  py::array_t<double> rewards;
+  py::array_t<std::uint8_t> terminations, truncations;
+  py::array_t<std::int64_t> infos;
+  std::vector<std::size_t> failed;
+  std::atomic<bool> busy{false};
+};
+
+py::array readonly(py::array a) {
+  py::array view = a[py::slice(py::none(), py::none(), py::none())];
+  view.attr("flags").attr("writeable") = false;
+  return view;
+}
+
+}  // namespace
+
+void bind_vector(py::module_& m) {
+  py::class_<PyVectorSimulation>(m, "VectorSimulation",
+                                 "num_envs instances of one model, stepped in one call; with the "
+                                 "parallel executor they share one thread pool and one "
+                                 "executive list.")
+      .def(py::init([](const std::string& model, const py::dict& config, std::size_t num_envs,
+                       const std::string& executor, unsigned num_threads, bool check,
+                       std::uint64_t event_budget) {
+             auto self = std::make_unique<PyVectorSimulation>();
+             SimulationOptions options;
+             options.executor = executor;
+             options.num_threads = num_threads;
+             options.check = check;
+             options.event_budget = event_budget;
+             self->vec = std::make_unique<VectorSimulation>(model, to_config(config), num_envs,
+                                                            options);
+             const ModelSpec& s = self->vec->spec();
+             const auto rows = static_cast<py::ssize_t>(num_envs * s.num_agents);
+             self->observations = py::array_t<float>({rows, static_cast<py::ssize_t>(s.obs_dim)});
+             self->rewards = py::array_t<double>(rows);
+             self->terminations = py::array_t<std::uint8_t>(rows);
+             self->truncations = py::array_t<std::uint8_t>(rows);
+             self->infos = py::array_t<std::int64_t>(
+                 {rows, static_cast<py::ssize_t>(s.info_keys.size())});
+             self->vec->redirect_outputs(Outputs{
+                 self->observations.mutable_data(), self->rewards.mutable_data(),
+                 self->terminations.mutable_data(), self->truncations.mutable_data(),
+                 self->infos.mutable_data()});
+             return self;
+           }),
+           py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
+           py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
+           py::arg("event_budget") = 50'000'000)
+      .def("step",
+           [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
+              const py::object& modes, const py::object& seeds) {
+             BusyGuard guard(self.busy);
+             const ModelSpec& s = self.vec->spec();
+             const std::size_t m = self.vec->size();
+             const py::array acts = action_array(s, actions, m * s.num_agents);
+             const auto live = mask_array(alive, m * s.num_agents, "alive");
+             const auto mode = mask_array(modes, m, "modes");
+             auto seed = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
+             if (mode.size() != static_cast<py::ssize_t>(m) || !seed ||
+                 seed.size() != static_cast<py::ssize_t>(m)) {
+               throw std::invalid_argument("modes and seeds must have num_envs values");
+             }
+             for (py::ssize_t i = 0; i < mode.size(); ++i) {
+               if (mode.data()[i] > VectorSimulation::kSkip) {
+                 throw std::invalid_argument("modes must be 0 (step), 1 (reset) or 2 (skip)");
+               }
+             }
+             std::vector<std::exception_ptr> failures;
+             {
+               py::gil_scoped_release release;
+               failures = self.vec->step(acts.data(), alive.is_none() ? nullptr : live.data(),
+                                         mode.data(), seed.data());
+             }
+             self.failed.clear();
+             std::exception_ptr first;
+             for (std::size_t i = 0; i < failures.size(); ++i) {
+               if (failures[i]) {
+                 self.failed.push_back(i);
+                 if (!first) first = failures[i];
+               }
+             }
+             if (first) std::rethrow_exception(first);
+           },
+           py::arg("actions"), py::arg("alive"), py::arg("modes"), py::arg("seeds"),
+           "Step (mode 0), reset (1, with seeds[i]) or skip (2) each instance, in one call. "
+           "Raises the first failure; failed_instances lists all.")
+      .def_property_readonly("failed_instances",
+                             [](PyVectorSimulation& self) { return self.failed; })
+      .def_property_readonly("num_envs", [](PyVectorSimulation& self) { return self.vec->size(); })
+      .def_property_readonly("spec", [](PyVectorSimulation& self) { return spec_dict(self.vec->spec()); })
+      .def_property_readonly("observations",
+                             [](PyVectorSimulation& self) { return readonly(self.observations); },
+                             "Read-only view of the batch observation buffer (copy it to keep it).")
+      .def_property_readonly("rewards", [](PyVectorSimulation& self) { return readonly(self.rewards); })
+      .def_property_readonly("terminations",
+                             [](PyVectorSimulation& self) { return readonly(self.terminations); })
+      .def_property_readonly("truncations",
+                             [](PyVectorSimulation& self) { return readonly(self.truncations); })
+      .def_property_readonly("infos", [](PyVectorSimulation& self) { return readonly(self.infos); })
+      .def("digest", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).digest(); },
+           py::arg("index"))
+      .def("steps", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).steps(); },
+           py::arg("index"))
+      .def("needs_reset",
+           [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).needs_reset(); },
+           py::arg("index"))
+      .def("save", [](PyVectorSimulation& self, std::size_t i) { return py::bytes(self.vec->at(i).save()); },
+           py::arg("index"))
+      .def("load",
+           [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
+             BusyGuard guard(self.busy);
+             self.vec->at(i).load(std::string(blob));
+           },
+           py::arg("index"), py::arg("blob"))
+      .def("last_step",
+           [](PyVectorSimulation& self, std::size_t i) {
+             py::dict d;
+             const StepStats& s = self.vec->at(i).last_step();
+             d["events"] = s.events;
+             d["cross_events"] = s.cross_events;
+             d["rounds"] = s.rounds;
+             d["seconds"] = self.vec->at(i).last_step_seconds();
+             return d;
+           },
+           py::arg("index"))
+      .def_property_readonly("num_threads", [](PyVectorSimulation& self) {
+        return self.vec->at(0).executor().num_threads();
+      });
+}
+
+}  // namespace seer::bindings

@@ -1,0 +1,54 @@
+// Many instances of one model stepped together: the core of the vector env.
+//
+// With the parallel executor every instance runs on one shared
+// ParallelEngine, so one step() is one parallel region whose executive list
+// spans all instances. Outputs are written straight into caller-provided
+// batch buffers ([num_envs * num_agents, ...] rows).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seer/config.hpp"
+#include "seer/parallel_engine.hpp"
+#include "seer/simulation.hpp"
+
+namespace seer {
+
+class VectorSimulation {
+ public:
+  // What step() does with each instance.
+  enum Mode : std::uint8_t { kStep = 0, kReset = 1, kSkip = 2 };
+
+  VectorSimulation(const std::string& model, const Config& config, std::size_t num_envs,
+                   const SimulationOptions& options);
+
+  std::size_t size() const { return sims_.size(); }
+  Simulation& at(std::size_t i) { return *sims_.at(i); }  // std::out_of_range -> IndexError
+  const ModelSpec& spec() const { return sims_.front()->spec(); }
+
+  // Points instance i's outputs at rows [i * num_agents, (i+1) * num_agents)
+  // of the batch buffers.
+  void redirect_outputs(const Outputs& batch);
+
+  // One call for the whole batch. modes[i]: step with actions (rows of
+  // instance i in `actions`/`alive`), reset with seeds[i], or skip.
+  // Returns one exception per instance (null if it went well); a failed
+  // instance needs a reset, the others completed their step.
+  std::vector<std::exception_ptr> step(const void* actions, const std::uint8_t* alive,
+                                       const std::uint8_t* modes, const std::uint64_t* seeds);
+
+ private:
+  std::vector<std::unique_ptr<Simulation>> sims_;
+  std::shared_ptr<ParallelEngine> engine_;  // null unless the executor is "parallel"
+  // Scratch reused across steps (no allocation after the first).
+  std::vector<ParallelExecutor*> batch_;
+  std::vector<std::size_t> batch_index_;
+  std::vector<StepWindow> windows_;
+  std::vector<StepStats> stats_;
+};
+
+}  // namespace seer

@@ -1,0 +1,89 @@
+#include "seer/vector_simulation.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "seer/model_registry.hpp"
+#include "seer/parallel_executor.hpp"
+
+namespace seer {
+
+VectorSimulation::VectorSimulation(const std::string& model, const Config& config,
+                                   std::size_t num_envs, const SimulationOptions& options) {
+  if (num_envs < 1 || num_envs > 65536) {
+    throw std::invalid_argument("num_envs must be in [1, 65536], got " + std::to_string(num_envs));
+  }
+  if (options.executor == "parallel") {
+    engine_ = std::make_shared<ParallelEngine>(options.num_threads);
+  }
+  for (std::size_t i = 0; i < num_envs; ++i) {
+    auto sim = std::make_unique<Simulation>(make_model(model, config), options);
+    if (engine_) sim->set_executor(std::make_unique<ParallelExecutor>(engine_));
+    sims_.push_back(std::move(sim));
+  }
+}
+
+void VectorSimulation::redirect_outputs(const Outputs& batch) {
+  const ModelSpec& s = spec();
+  const std::size_t n = s.num_agents;
+  for (std::size_t i = 0; i < sims_.size(); ++i) {
+    sims_[i]->redirect_outputs(Outputs{batch.observations + i * n * s.obs_dim,
+                                       batch.rewards + i * n, batch.terminations + i * n,
+                                       batch.truncations + i * n,
+                                       batch.infos + i * n * s.info_keys.size()});
+  }
+}
+
+std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
+                                                       const std::uint8_t* alive,
+                                                       const std::uint8_t* modes,
+                                                       const std::uint64_t* seeds) {
+  const ModelSpec& s = spec();
+  const std::size_t n = s.num_agents;
+  const std::size_t action_bytes =
+      s.action.discrete ? sizeof(std::int64_t) : sizeof(float) * s.action.dim;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::exception_ptr> failures(sims_.size());
+  batch_.clear();
+  batch_index_.clear();
+  windows_.clear();
+  for (std::size_t i = 0; i < sims_.size(); ++i) {
+    try {
+      if (modes[i] == kReset) {
+        sims_[i]->reset(seeds[i]);
+      } else if (modes[i] == kStep) {
+        const void* acts = static_cast<const unsigned char*>(actions) + i * n * action_bytes;
+        const std::uint8_t* live = alive == nullptr ? nullptr : alive + i * n;
+        if (engine_) {
+          windows_.push_back(sims_[i]->begin_step(acts, live));
+          batch_.push_back(static_cast<ParallelExecutor*>(&sims_[i]->executor()));
+          batch_index_.push_back(i);
+        } else {
+          sims_[i]->step(acts, live);
+        }
+      }
+    } catch (...) {
+      failures[i] = std::current_exception();
+    }
+  }
+  if (!batch_.empty()) {
+    stats_.assign(batch_.size(), StepStats{});
+    const auto batch_failures =
+        engine_->run_steps(batch_.data(), windows_.data(), stats_.data(), batch_.size());
+    for (std::size_t k = 0; k < batch_.size(); ++k) {
+      const std::size_t i = batch_index_[k];
+      if (batch_failures[k]) {
+        failures[i] = batch_failures[k];
+        continue;
+      }
+      try {
+        sims_[i]->finish_step(windows_[k], stats_[k], start);
+      } catch (...) {
+        failures[i] = std::current_exception();
+      }
+    }
+  }
+  return failures;
+}
+
+}  // namespace seer

@@ -1,0 +1,155 @@
+"""The preflight: a few steps of throw-away copies of a simulation, one per candidate.
+
+Every copy starts from the same state (the probe's ``save()`` loaded into a
+fresh ``Simulation``), is stepped with the same actions per step index, and
+the copies take turns in short blocks. So at equal step indices every
+candidate handles exactly the same events, and load from other processes
+hits all candidates alike. The env's own simulation is never touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+
+import numpy as np
+
+from seer_env import _core
+
+# Idle pool workers spin this long (thread_pool.hpp kSpinMicros = 200 us) before
+# parking; waiting it out keeps one candidate's spinning workers from stealing
+# cores from the next candidate's block.
+_POOL_SPIN_S = 300e-6
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Candidate:
+    """One way to run a step: an executor and its pool size."""
+
+    num_threads: int
+    executor: str
+
+    @property
+    def label(self) -> str:
+        """``serial`` or ``parallel x4``."""
+        return "serial" if self.executor == "serial" else f"{self.executor} x{self.num_threads}"
+
+
+SERIAL = Candidate(1, "serial")
+
+
+def preflight_actions(spec: dict, seed: int, step: int) -> np.ndarray:
+    """Actions for step ``step``: sampled from the action space, fixed by ``(seed, step)``."""
+    act, n = spec["action"], spec["num_agents"]
+    rng = np.random.default_rng([seed, step])
+    if act["discrete"]:
+        if act["n"] <= 0 or n == 0:
+            return np.zeros(n, dtype=np.int64)
+        return rng.integers(0, act["n"], size=n, dtype=np.int64)
+    low, high = float(act["low"]), float(act["high"])
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return np.zeros((n, act["dim"]), dtype=np.float32)
+    return rng.uniform(low, high, size=(n, act["dim"])).astype(np.float32)
+
+
+class Preflight:
+    """Copies of one model+config, stepped in lockstep blocks, with their step times."""
+
+    def __init__(
+        self, model: str, config: dict, *, seed: int, event_budget: int = 50_000_000
+    ) -> None:
+        self._model = model
+        self._config = dict(config)
+        self._seed = seed
+        self._event_budget = event_budget
+        self._sims: dict[Candidate, _core.Simulation] = {}
+        self._step = 0  # step index every copy has reached
+        self.samples: dict[Candidate, list[float]] = {}
+        self.rounds: dict[Candidate, list[int]] = {}
+        self.events: list[int] = []
+        self.cross_events: list[int] = []
+        self.spec: dict | None = None
+
+    def _new(self, candidate: Candidate) -> _core.Simulation:
+        return _core.Simulation(
+            self._model,
+            self._config,
+            executor=candidate.executor,
+            num_threads=candidate.num_threads,
+            event_budget=self._event_budget,
+        )
+
+    def _step_once(self, sim: _core.Simulation) -> None:
+        sim.step(preflight_actions(self.spec, self._seed, self._step))
+
+    def probe(self, warmup: int = 1, timed: int = 2) -> float:
+        """Start the serial copy; returns its median step time over ``timed`` steps."""
+        sim = self._new(SERIAL)
+        self.spec = sim.spec
+        sim.reset(self._seed)
+        self._sims[SERIAL] = sim
+        self.samples[SERIAL] = []
+        self.rounds[SERIAL] = []
+        for _ in range(warmup):
+            self._step_once(sim)
+            self._step += 1
+        times = []
+        for _ in range(timed):
+            self._step_once(sim)
+            self._step += 1
+            times.append(sim.last_step["seconds"])
+            self.samples[SERIAL].append(times[-1])
+            self.events.append(sim.last_step["events"])
+            self.cross_events.append(sim.last_step["cross_events"])
+        return statistics.median(times)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """Candidates with a copy, in the order they were added."""
+        return list(self._sims)
+
+    def add(self, candidate: Candidate) -> None:
+        """Start a copy for ``candidate`` at the current step index (from the serial copy)."""
+        if candidate in self._sims:
+            return
+        sim = self._new(candidate)
+        sim.load(self._sims[SERIAL].save())
+        self._sims[candidate] = sim
+        self.samples[candidate] = []
+        self.rounds[candidate] = []
+
+    def run_round(self, timed: int, order_shift: int = 0) -> None:
+        """One block per candidate: wait out idle spinners, one warm-up step, ``timed`` steps.
+
+        The order rotates by ``order_shift`` so no candidate always follows
+        the same neighbour.
+        """
+        items = list(self._sims.items())
+        k = order_shift % len(items)
+        items = items[k:] + items[:k]
+        for candidate, sim in items:
+            time.sleep(_POOL_SPIN_S)
+            for j in range(timed + 1):
+                sim.step(preflight_actions(self.spec, self._seed, self._step + j))
+                if j == 0:
+                    continue  # wakes the parked pool; not representative
+                last = sim.last_step
+                self.samples[candidate].append(last["seconds"])
+                self.rounds[candidate].append(last["rounds"])
+                if candidate == SERIAL:
+                    self.events.append(last["events"])
+                    self.cross_events.append(last["cross_events"])
+        self._step += timed + 1
+
+    def medians(self) -> dict[Candidate, float]:
+        """Median step time of every candidate with samples."""
+        return {c: statistics.median(s) for c, s in self.samples.items() if s}
+
+    def upper_quartiles(self) -> dict[Candidate, float]:
+        """Upper-quartile step time of every candidate with samples (risk-averse score)."""
+        return {c: float(np.percentile(s, 75)) for c, s in self.samples.items() if s}
+
+    def close(self) -> None:
+        """Drop the copies (their pools join their workers)."""
+        self._sims.clear()

@@ -1,0 +1,213 @@
+"""A Gymnasium vector env over many instances of one seer_env env.
+
+``seer_env.vector.make("pcs_v0", num_envs=M, **config)`` steps all M instances
+in one C++ call: with ``executor="parallel"`` they share one thread pool and
+one executive list, so small instances fill the threads together.
+
+Layout (SuperSuit's): agents are flattened into the batch. Row
+``i * num_agents + j`` is agent ``j`` of instance ``i``; ``num_envs`` of the
+vector env is ``M * num_agents``; ``single_observation_space`` and
+``single_action_space`` are one agent's spaces.
+
+Autoreset is NEXT_STEP (``metadata["autoreset_mode"]``): when every agent of
+an instance is done, the next ``step()`` resets that instance instead of
+stepping it (its actions are ignored) and returns its first observations with
+reward 0 and no termination or truncation.
+
+Agents that terminate before their instance ends (Aircraft) are handled like
+SuperSuit's ``black_death``: from the step after their termination, their
+rows carry zero observations, reward 0 and neither flag, and their actions
+are ignored, until the instance resets.
+
+``reset(seed=s)`` seeds instance i with ``s + i``; ``reset()`` continues each
+instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
+``options={"reset_mask": mask}`` (one value per row or per instance) resets
+only the masked instances.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from seer_env import _core
+from seer_env.env import _next_episode_seed, validate_int, validate_seed
+from seer_env.registry import make as make_env
+
+_STEP, _RESET, _SKIP = 0, 1, 2
+
+
+class SeerVectorEnv(VectorEnv):
+    """``num_instances`` copies of a seer_env env as one Gymnasium VectorEnv."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, name: str, num_envs: int, **config: Any) -> None:
+        self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
+        seed = validate_seed(config.pop("seed", None))
+        proto = make_env(name, **config)  # validates config, declares spaces
+        if proto._stpa_request is not None:  # num_threads="auto": STPA picks once
+            proto._choose_executor()
+        self.env_name = name
+        self.agents_per_instance = len(proto.possible_agents)
+        agent = proto.possible_agents[0]
+        self.single_observation_space = proto.observation_space(agent)
+        self.single_action_space = proto.action_space(agent)
+        self.num_envs = self.num_instances * self.agents_per_instance
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.max_cycles = proto.max_cycles
+        self._config = config
+        self._base_seed = seed
+        self._info_keys = list(proto.sim.spec["info_keys"])
+        self._discrete = proto._discrete
+        self.sim = _core.VectorSimulation(
+            proto._model, proto._model_config, self.num_instances, **proto._options
+        )
+        m, a = self.num_instances, self.agents_per_instance
+        self._episode_seeds: list[int | None] = [None] * m
+        self._cycles = np.zeros(m, dtype=np.int64)
+        self._autoreset = np.zeros(m, dtype=bool)
+        self._alive = np.ones(m * a, dtype=np.uint8)  # rows still acting
+        self._started = False
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _rows(self, instance_mask: np.ndarray) -> np.ndarray:
+        return np.repeat(instance_mask, self.agents_per_instance)
+
+    def _instance_mask(self, mask: Any) -> np.ndarray:
+        mask = np.asarray(mask, dtype=bool)
+        m, a = self.num_instances, self.agents_per_instance
+        if mask.shape == (m,):
+            return mask
+        if mask.shape == (m * a,):
+            per = mask.reshape(m, a)
+            if not np.all(per.all(axis=1) == per.any(axis=1)):
+                raise ValueError(
+                    "options['reset_mask'] must select whole instances (all rows alike)"
+                )
+            return per[:, 0].copy()
+        raise ValueError(
+            f"options['reset_mask'] must have shape ({m},) or ({m * a},), got {mask.shape}"
+        )
+
+    def _next_seed(self, i: int) -> int:
+        prev = self._episode_seeds[i]
+        if prev is not None:
+            return _next_episode_seed(prev)
+        if self._base_seed is not None:
+            return (self._base_seed + i) % 2**64
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+
+    def _infos(self) -> dict[str, np.ndarray]:
+        table = self.sim.infos
+        infos: dict[str, np.ndarray] = {}
+        ones = np.ones(self.num_envs, dtype=bool)
+        for k, key in enumerate(self._info_keys):
+            infos[key] = table[:, k].copy()
+            infos["_" + key] = ones.copy()
+        return infos
+
+    def _zeros_action(self) -> np.ndarray:
+        if self._discrete:
+            return np.zeros(self.num_envs, dtype=np.int64)
+        return np.zeros((self.num_envs, *self.single_action_space.shape), dtype=np.float32)
+
+    # -- API ------------------------------------------------------------------------------------
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        """Reset all instances (or those in ``options["reset_mask"]``)."""
+        m = self.num_instances
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {options!r}")
+        mask = np.ones(m, dtype=bool)
+        if options and "reset_mask" in options:
+            mask = self._instance_mask(options["reset_mask"])
+        if seed is None:
+            seeds = [None] * m
+        elif isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != m:
+                raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
+            seeds = [validate_seed(s) for s in seed]
+        else:
+            base = validate_seed(seed)
+            seeds = [(base + i) % 2**64 for i in range(m)]
+        chosen = np.zeros(m, dtype=np.uint64)
+        for i in range(m):
+            if mask[i]:
+                chosen[i] = seeds[i] if seeds[i] is not None else self._next_seed(i)
+        modes = np.where(mask, _RESET, _SKIP).astype(np.uint8)
+        self.sim.step(self._zeros_action(), None, modes, chosen)
+        for i in np.flatnonzero(mask):
+            self._episode_seeds[i] = int(chosen[i])
+        self._cycles[mask] = 0
+        self._autoreset[mask] = False
+        self._alive[self._rows(mask)] = 1
+        self._started = True
+        return self.sim.observations.copy(), self._infos()
+
+    def step(self, actions: np.ndarray):
+        """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
+        if not self._started:
+            raise RuntimeError("step() called before reset()")
+        actions = np.asarray(actions)
+        if actions.shape != self.action_space.shape:
+            raise ValueError(
+                f"actions must have shape {self.action_space.shape}, got {actions.shape}"
+            )
+        live = self._alive.astype(bool)
+        if self._discrete:
+            bad = live & ((actions < 0) | (actions >= self.single_action_space.n))
+        else:
+            low, high = self.single_action_space.low, self.single_action_space.high
+            bad = live & ~(np.isfinite(actions) & (actions >= low) & (actions <= high)).all(axis=1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"actions[{row}] is outside the action space: {actions[row]!r}")
+        resetting = self._autoreset.copy()
+        seeds = np.zeros(self.num_instances, dtype=np.uint64)
+        for i in np.flatnonzero(resetting):
+            seeds[i] = self._next_seed(i)
+        modes = np.where(resetting, _RESET, _STEP).astype(np.uint8)
+        was_alive = self._alive.copy()
+        try:
+            self.sim.step(actions, was_alive, modes, seeds)
+        finally:
+            for i in self.sim.failed_instances:  # they need a reset: autoreset them next
+                self._autoreset[i] = True
+        for i in np.flatnonzero(resetting):
+            self._episode_seeds[i] = int(seeds[i])
+        self._cycles[~resetting] += 1
+        self._cycles[resetting] = 0
+
+        obs = self.sim.observations.copy()
+        rewards = self.sim.rewards.copy()
+        terms = self.sim.terminations.astype(bool)
+        truncs = self.sim.truncations.astype(bool)
+        truncs |= self._rows(self._cycles >= self.max_cycles)
+        # Black death: rows dead before this step report nothing.
+        dead = ~was_alive.astype(bool) & ~self._rows(resetting)
+        obs[dead] = 0
+        rewards[dead] = 0.0
+        terms[dead] = False
+        truncs[dead] = False
+        reset_rows = self._rows(resetting)
+        rewards[reset_rows] = 0.0
+        terms[reset_rows] = False
+        truncs[reset_rows] = False
+
+        self._alive[reset_rows] = 1
+        self._alive[terms | truncs] = 0
+        done_instances = ~self._alive.reshape(self.num_instances, -1).any(axis=1)
+        self._autoreset = done_instances & ~resetting | self._autoreset & ~resetting
+        return obs, rewards, terms, truncs, self._infos()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release: threads are joined when the batch is freed."""
+
+
+def make(name: str, num_envs: int, **config: Any) -> SeerVectorEnv:
+    """``num_envs`` instances of env ``name`` as one Gymnasium VectorEnv (see module doc)."""
+    return SeerVectorEnv(name, num_envs, **config)
