@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> dict:
     seconds = time.perf_counter() - start
     reward = rollout["next", group, "reward"]
     print(
-        f"rollout: {tuple(rollout.batch_size)} steps, obs {tuple(rollout[group, 'observation'].shape)}, "
+        f"rollout: {tuple(rollout.batch_size)} steps, "
+        f"obs {tuple(rollout[group, 'observation'].shape)}, "
         f"mean reward per cell-step {reward.mean().item():.4f}, {args.steps / seconds:.0f} steps/s"
     )
 

@@ -62,7 +62,9 @@ def test_possible_agents_fixed_and_agents_a_fresh_list(name):
 
 def test_agent_names_are_prefix_underscore_int(name):
     env = make(name)
-    prefixes = {re.fullmatch(r"([A-Za-z][A-Za-z0-9]*)_(\d+)", a).group(1) for a in env.possible_agents}
+    prefixes = {
+        re.fullmatch(r"([A-Za-z][A-Za-z0-9]*)_(\d+)", a).group(1) for a in env.possible_agents
+    }
     assert len(prefixes) == 1  # TorchRL groups by the prefix: one group
     indices = [int(a.rsplit("_", 1)[1]) for a in env.possible_agents]
     assert indices == list(range(len(indices)))

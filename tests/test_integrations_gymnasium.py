@@ -34,7 +34,9 @@ def flat(x):
 @checker_warnings
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_joint_env_passes_gymnasium_check_env(name):
-    check_env(make_joint(name, **SMALL.get(name, {}), max_cycles=MAX_CYCLES), skip_render_check=True)
+    check_env(
+        make_joint(name, **SMALL.get(name, {}), max_cycles=MAX_CYCLES), skip_render_check=True
+    )
 
 
 @pytest.mark.parametrize("name", ENV_NAMES)

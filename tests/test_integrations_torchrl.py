@@ -65,7 +65,9 @@ def test_rollout_matches_the_parallel_env():
         td = env.step(td)
         obs, rew, *_ = ref.step(dict(zip(ref.possible_agents, act.tolist())))
         nxt = td["next"]
-        np.testing.assert_array_equal(nxt[group, "observation"].numpy(), np.stack(list(obs.values())))
+        np.testing.assert_array_equal(
+            nxt[group, "observation"].numpy(), np.stack(list(obs.values()))
+        )
         np.testing.assert_allclose(
             nxt[group, "reward"].squeeze(-1).numpy(), np.array(list(rew.values())), rtol=1e-6
         )
