@@ -19,6 +19,17 @@ SMALL: dict[str, dict] = {
 
 ENV_NAMES = seer_env.env_names()
 
+# Envs whose agents leave early, and episode lengths long enough to see it
+# with random actions (aircraft_v0: UAVs start crashing after ~20 steps).
+AGENTS_DIE = {"aircraft_v0"}
+_LONG = {"aircraft_v0": 40}
+
+
+def cycles(name: str, default: int) -> int:
+    """``max_cycles`` for a test of ``name``: ``default``, longer where agents die late."""
+    return max(default, _LONG.get(name, 0))
+
+
 # PettingZoo's and Gymnasium's checkers warn about correct things: every
 # observation is zero at reset, count observations are unbounded (Box high = inf).
 checker_warnings = pytest.mark.filterwarnings(
@@ -96,3 +107,59 @@ def trace(env, steps: int, *, seed=None, action_seed: int = 0, reset: bool = Tru
         out.append(digest(env.step(sample_actions(env, rng))))
         out.append(digest(env.state()))
     return out
+
+
+class DyingEnv:
+    """A tiny pure-Python ParallelEnv whose agents leave one by one (no C++).
+
+    Agent ``k`` terminates after step ``k + 1`` (``k < n - 1``); the last one is
+    truncated at ``max_cycles``. Observations: ``[step, k]`` as float32.
+    """
+
+    def __new__(cls, *args, **kwargs):  # built lazily so importing envcases stays cheap
+        from pettingzoo import ParallelEnv
+
+        class _DyingEnv(ParallelEnv):
+            metadata = {"name": "dying_v0", "render_modes": [], "is_parallelizable": True}
+
+            def __init__(self, n=3, max_cycles=5):
+                self.possible_agents = [f"bot_{k}" for k in range(n)]
+                self.agents = []
+                self.render_mode = None
+                self.max_cycles = max_cycles
+                obs = spaces.Box(0, 100, (2,), np.float32)
+                act = spaces.Discrete(2)
+                self.observation_spaces = {a: obs for a in self.possible_agents}
+                self.action_spaces = {a: act for a in self.possible_agents}
+                self.t = 0
+
+            def observation_space(self, agent):
+                return self.observation_spaces[agent]
+
+            def action_space(self, agent):
+                return self.action_spaces[agent]
+
+            def _obs(self, agent):
+                return np.array([self.t, int(agent.split("_")[1])], dtype=np.float32)
+
+            def reset(self, seed=None, options=None):
+                self.t = 0
+                self.agents = list(self.possible_agents)
+                return {a: self._obs(a) for a in self.agents}, {a: {"n": 0} for a in self.agents}
+
+            def step(self, actions):
+                if not self.agents:
+                    raise RuntimeError("step() called with no live agents")
+                assert set(actions) == set(self.agents), "actions for agents not live"
+                self.t += 1
+                live = self.agents
+                last = self.possible_agents[-1]
+                term = {a: a != last and int(a.split("_")[1]) + 1 == self.t for a in live}
+                trunc = {a: self.t >= self.max_cycles for a in live}
+                obs = {a: self._obs(a) for a in live}
+                rew = {a: 1.0 for a in live}
+                infos = {a: {"n": self.t} for a in live}
+                self.agents = [a for a in live if not (term[a] or trunc[a])]
+                return obs, rew, term, trunc, infos
+
+        return _DyingEnv(*args, **kwargs)

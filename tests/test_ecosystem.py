@@ -10,7 +10,7 @@ import re
 import cloudpickle
 import numpy as np
 import pytest
-from envcases import ENV_NAMES, checker_warnings, make, sample_actions, trace
+from envcases import AGENTS_DIE, ENV_NAMES, checker_warnings, cycles, make, sample_actions, trace
 from pettingzoo import ParallelEnv
 from pettingzoo.test import api_test, parallel_api_test
 from pettingzoo.utils.conversions import parallel_to_aec
@@ -41,7 +41,7 @@ def test_attribute_assignment_works(name):
 
 
 def test_possible_agents_fixed_and_agents_a_fresh_list(name):
-    env = make(name, max_cycles=4)
+    env = make(name, max_cycles=cycles(name, 4))
     possible = list(env.possible_agents)
     env.reset(seed=0)
     assert env.agents == env.possible_agents
@@ -126,10 +126,11 @@ def test_same_seed_same_outputs_and_unseeded_reset_continues(name):
 
 
 def test_step_returns_five_new_dicts_in_agents_order(name):
-    env = make(name, max_cycles=8)
+    env = make(name, max_cycles=cycles(name, 8))
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     previous = None
+    shrank = False
     while env.agents:
         live = list(env.agents)
         out = env.step(sample_actions(env, rng))
@@ -141,16 +142,18 @@ def test_step_returns_five_new_dicts_in_agents_order(name):
             assert all(x is not y for x, y in zip(out, previous))
         obs, rewards, terms, truncs, infos = out
         assert env.agents == [a for a in live if not (terms[a] or truncs[a])]
+        shrank |= 0 < len(env.agents) < len(live)
         # RLlib writes "__all__" into the returned dicts; that must not leak into the env
         terms["__all__"] = truncs["__all__"] = False
         previous = out
     assert env.agents == []
+    assert shrank == (name in AGENTS_DIE)  # agents left one by one: keys followed
     with pytest.raises(RuntimeError):
         env.step({})
 
 
 def test_types_python_bool_and_float_and_exact_obs_dtype(name):
-    env = make(name, max_cycles=5)
+    env = make(name, max_cycles=cycles(name, 5))
     obs, _ = env.reset(seed=0)
     for agent, o in obs.items():
         space = env.observation_space(agent)
@@ -226,11 +229,11 @@ def test_render_takes_an_argument_and_close_exists(name):
 
 
 def test_info_keys_fixed_at_reset_and_numeric(name):
-    env = make(name, max_cycles=6)
+    env = make(name, max_cycles=cycles(name, 6))
     _, infos = env.reset(seed=0)
     keys = {a: list(i) for a, i in infos.items()}
     rng = np.random.default_rng(0)
-    for _ in range(12):
+    for _ in range(2 * cycles(name, 6)):
         if not env.agents:
             _, infos = env.reset()
             assert {a: list(i) for a, i in infos.items()} == keys

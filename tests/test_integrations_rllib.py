@@ -7,7 +7,7 @@ import pickle
 import cloudpickle
 import numpy as np
 import pytest
-from envcases import ENV_NAMES, SMALL, make, sample_actions
+from envcases import ENV_NAMES, SMALL, cycles, make, sample_actions
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
@@ -38,7 +38,7 @@ def test_wrapper_keeps_agent_order_and_spaces(name):
 
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_wrapper_episode_ends_exactly_when_no_agent_is_left(name):
-    env = make(name, max_cycles=7)
+    env = make(name, max_cycles=cycles(name, 7))
     wrapped = seer_rllib.SeerRLlibEnv(env)
     wrapped.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -51,7 +51,7 @@ def test_wrapper_episode_ends_exactly_when_no_agent_is_left(name):
         if term["__all__"] or trunc["__all__"]:
             break
         assert env.agents
-    assert env.agents == [] and steps <= 7
+    assert env.agents == [] and steps <= cycles(name, 7)
 
 
 class _MixedEnding(ParallelEnv):
@@ -182,7 +182,9 @@ def ppo_config(name, batch=128):
 
     return (
         PPOConfig()
-        .environment(name, env_config={**SMALL.get(name, {}), "max_cycles": 8, "seed": 0})
+        .environment(
+            name, env_config={**SMALL.get(name, {}), "max_cycles": cycles(name, 8), "seed": 0}
+        )
         .framework("torch")
         .env_runners(num_env_runners=2, num_cpus_per_env_runner=1, rollout_fragment_length="auto")
         .learners(num_learners=0)
@@ -218,3 +220,18 @@ def test_ppo_trains_with_two_env_runners(ray_cluster, name):
     assert sampled[0] > 0 and sampled[1] > sampled[0]
     assert math.isfinite(results[-1]["env_runners"]["episode_return_mean"])
     assert results[-1]["env_runners"]["num_episodes_lifetime"] >= 2
+
+
+def test_wrapper_agents_follow_agents_that_leave():
+    from envcases import DyingEnv
+
+    wrapped = seer_rllib.SeerRLlibEnv(DyingEnv(n=3, max_cycles=5))
+    wrapped.reset()
+    seen = []
+    while True:
+        _, _, term, trunc, _ = wrapped.step({a: 0 for a in wrapped.agents})
+        seen.append(list(wrapped.agents))
+        if term["__all__"] or trunc["__all__"]:
+            break
+    assert seen == [["bot_1", "bot_2"], ["bot_2"], ["bot_2"], ["bot_2"], []]
+    assert trunc["__all__"] and not term["__all__"]

@@ -2,23 +2,29 @@
 
 import numpy as np
 import pytest
-from envcases import ENV_NAMES, make
+from envcases import AGENTS_DIE, ENV_NAMES, cycles, make, sample_actions
 
 ss = pytest.importorskip("supersuit")
 
+from seer_env.integrations.supersuit import black_death  # noqa: E402
+
 pytestmark = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
 
-AGENTS_DIE = {"aircraft_v0"}  # need black_death_v3 before pettingzoo_env_to_vec_env_v1
 MAX_CYCLES = 6
-STEPS = 15  # two autoresets
+
+
+def episode(name):
+    """``(max_cycles, steps)``: steps cover two episode ends (AGENTS_DIE: black_death())."""
+    mc = cycles(name, MAX_CYCLES)
+    return mc, 2 * mc + 3
 
 
 def vec_env(name, copies, num_cpus):
-    env = make(name, max_cycles=MAX_CYCLES, executor="parallel", num_threads=2)
+    env = make(name, max_cycles=episode(name)[0], executor="parallel", num_threads=2)
     env.reset(seed=0)  # the pool runs in the parent before SuperSuit copies and forks
     env.step({a: env.action_space(a).sample() for a in env.agents})
     if name in AGENTS_DIE:
-        env = ss.black_death_v3(env)
+        env = black_death(env)
     venv = ss.pettingzoo_env_to_vec_env_v1(env)
     return ss.concat_vec_envs_v1(venv, copies, num_cpus=num_cpus, base_class="gymnasium")
 
@@ -47,22 +53,30 @@ def run_vec(venv, seed, steps):
 
 
 def run_single(name, copies, seed, actions):
-    """What the vector env must return: copy i is a single env seeded seed + i."""
-    envs = [make(name, max_cycles=MAX_CYCLES) for _ in range(copies)]
-    n = len(envs[0].possible_agents)
+    """What the vector env must return: copy i is a single env seeded seed + i.
+
+    Agents no longer live: zero observation, reward 0, neither flag, except in
+    the episode's last step, where they are marked terminated (black_death()).
+    """
+    envs = [make(name, max_cycles=episode(name)[0]) for _ in range(copies)]
+    possible = envs[0].possible_agents
+    n = len(possible)
+    zero = np.zeros_like(envs[0].observation_space(possible[0]).low)
     obs = [e.reset(seed=seed + i)[0] for i, e in enumerate(envs)]
     out = [("reset", np.concatenate([np.stack(list(o.values())) for o in obs]))]
     for act in actions:
         rows_obs, rows_rew, rows_term, rows_trunc = [], [], [], []
         for i, env in enumerate(envs):
             part = act[i * n : (i + 1) * n]
-            o, r, te, tr, _ = env.step({a: part[j] for j, a in enumerate(env.possible_agents)})
-            if not env.agents:  # SuperSuit resets at once and returns the reset obs
+            live = env.agents
+            o, r, te, tr, _ = env.step({a: part[j] for j, a in enumerate(possible) if a in live})
+            over = not env.agents
+            rows_rew.append([r.get(a, 0.0) for a in possible])
+            rows_term.append([te.get(a, over) for a in possible])
+            rows_trunc.append([tr.get(a, False) for a in possible])
+            if over:  # SuperSuit resets at once and returns the reset obs
                 o, _ = env.reset()
-            rows_obs.append(np.stack([o[a] for a in env.possible_agents]))
-            rows_rew.append([r[a] for a in env.possible_agents])
-            rows_term.append([te[a] for a in env.possible_agents])
-            rows_trunc.append([tr[a] for a in env.possible_agents])
+            rows_obs.append(np.stack([o.get(a, zero) for a in possible]))
         out.append(
             (
                 np.concatenate(rows_obs),
@@ -88,19 +102,21 @@ def assert_same(got, expected):
 @pytest.mark.parametrize("num_cpus", [0, 2])
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_concat_vec_envs_equals_single_envs_seeded_s_plus_i(name, num_cpus):
-    if name in AGENTS_DIE:
-        pytest.skip("black_death rows differ from the single env's dicts; see the next test")
     copies = 2  # num_cpus=2 forks one process per copy
     venv = vec_env(name, copies, num_cpus)
     try:
         n = len(make(name).possible_agents)
         assert venv.num_envs == copies * n
-        got, actions = run_vec(venv, seed=5, steps=STEPS)
+        got, actions = run_vec(venv, seed=5, steps=episode(name)[1])
     finally:
         venv.close()
-    assert_same(got, run_single(name, copies, 5, actions))
-    trunc_steps = [i for i, step in enumerate(got[1:], 1) if step[3].all()]
-    assert trunc_steps == [MAX_CYCLES, 2 * MAX_CYCLES]  # every copy truncates together
+    expected = run_single(name, copies, 5, actions)
+    assert_same(got, expected)
+    if name in AGENTS_DIE:  # some agent died mid-episode: later rows are black-death rows
+        assert any(step[2].any() and not step[2].all() for step in got[1:])
+    if name not in AGENTS_DIE:
+        trunc_steps = [i for i, step in enumerate(got[1:], 1) if step[3].all()]
+        assert trunc_steps == [MAX_CYCLES, 2 * MAX_CYCLES]  # every copy truncates together
 
 
 @pytest.mark.parametrize("name", ENV_NAMES)
@@ -108,8 +124,8 @@ def test_in_process_and_forked_vec_envs_agree(name):
     a = vec_env(name, 2, 0)
     b = vec_env(name, 2, 2)
     try:
-        got_a, _ = run_vec(a, seed=3, steps=STEPS)
-        got_b, _ = run_vec(b, seed=3, steps=STEPS)
+        got_a, _ = run_vec(a, seed=3, steps=episode(name)[1])
+        got_b, _ = run_vec(b, seed=3, steps=episode(name)[1])
     finally:
         a.close()
         b.close()
@@ -144,3 +160,79 @@ def test_forked_copies_get_distinct_seeds():
         venv.close()
     rows = obs.reshape(4, n, -1)
     assert all(not np.array_equal(rows[i], rows[j]) for i in range(4) for j in range(i))
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS_DIE & set(ENV_NAMES)))
+def test_black_death_keeps_every_agent_and_ends_the_episode(name):
+    env = black_death(make(name, max_cycles=40))
+    obs, infos = env.reset(seed=0)
+    possible = env.possible_agents
+    assert list(obs) == possible and list(infos) == possible
+    rng = np.random.default_rng(0)
+    dead_seen = False
+    steps = 0
+    while env.agents:
+        assert env.agents == possible  # what pettingzoo_env_to_vec_env_v1 asserts
+        live = list(env.unwrapped.agents)
+        acts = sample_actions(env.unwrapped, rng)
+        obs, rew, term, trunc, infos = env.step({**{a: 0 for a in possible}, **acts})
+        steps += 1
+        over = not env.unwrapped.agents
+        for d in (obs, rew, term, trunc, infos):
+            assert list(d) == possible
+        for a in possible:
+            if a not in live:
+                dead_seen = True
+                assert not obs[a].any() and rew[a] == 0.0 and not trunc[a]
+                assert term[a] == over and list(infos[a]) == list(infos[live[0]] if live else [])
+        assert (not env.agents) == over
+    assert steps <= 40
+    assert dead_seen or steps == 40
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=RuntimeError,
+    reason="SuperSuit 3.11 black_death_v3 ends an episode only when every agent is "
+    "terminated AND truncated in one step: with agents that terminate OR truncate the "
+    "episode never ends (use seer_env.integrations.supersuit.black_death)",
+)
+def test_supersuit_black_death_v3_ends_episodes():
+    from envcases import DyingEnv
+
+    venv = ss.pettingzoo_env_to_vec_env_v1(ss.black_death_v3(DyingEnv(n=3, max_cycles=5)))
+    venv.reset(seed=0)
+    for _ in range(12):  # raises once the inner env has no agent left
+        venv.step(np.zeros(venv.num_envs, dtype=np.int64))
+
+
+def test_black_death_on_a_pure_python_env_with_dying_agents():
+    from envcases import DyingEnv
+
+    env = black_death(DyingEnv(n=3, max_cycles=5))
+    obs, infos = env.reset()
+    assert list(obs) == ["bot_0", "bot_1", "bot_2"] and infos["bot_0"] == {"n": 0}
+    rows = []
+    while env.agents:
+        rows.append(env.step({a: 0 for a in env.possible_agents}))
+    assert len(rows) == 5
+    obs, rew, term, trunc, infos = rows[1]  # step 2: bot_0 died in step 1, bot_1 dies now
+    assert not obs["bot_0"].any() and rew["bot_0"] == 0.0 and infos["bot_0"] == {"n": 0}
+    assert not term["bot_0"] and not trunc["bot_0"]
+    assert term["bot_1"] and not trunc["bot_1"] and rew["bot_1"] == 1.0
+    obs, rew, term, trunc, infos = rows[-1]  # the end: bot_2 truncated, the others terminated
+    assert trunc["bot_2"] and not term["bot_2"]
+    assert term["bot_0"] and term["bot_1"] and not (trunc["bot_0"] or trunc["bot_1"])
+    # and SuperSuit resets it and goes on
+    venv = ss.concat_vec_envs_v1(
+        ss.pettingzoo_env_to_vec_env_v1(black_death(DyingEnv(n=3, max_cycles=5))),
+        2,
+        num_cpus=0,
+        base_class="gymnasium",
+    )
+    venv.reset(seed=0)
+    for t in range(12):
+        obs, rew, term, trunc, _ = venv.step(np.zeros(venv.num_envs, dtype=np.int64))
+        if t % 5 == 4:
+            assert (term | trunc).all() and not obs[:, 0].any()  # reset obs: step 0
+    venv.close()

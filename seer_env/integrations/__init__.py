@@ -11,8 +11,12 @@ Each submodule imports its library only when imported itself, so
   single-agent ``gymnasium.Env`` with every agent stacked along the first axis,
   for ``gymnasium.vector.AsyncVectorEnv`` and other Gymnasium tooling.
 
-SuperSuit needs no adapter: ``pettingzoo_env_to_vec_env_v1(env)`` and
-``concat_vec_envs_v1`` take the ParallelEnv as it is (``docs/integrations.md``).
+- ``seer_env.integrations.supersuit``: ``black_death(env)`` for envs whose
+  agents terminate early (SuperSuit's ``black_death_v3`` never ends their
+  episodes); otherwise SuperSuit's ``pettingzoo_env_to_vec_env_v1`` and
+  ``concat_vec_envs_v1`` take the ParallelEnv as it is.
+
+See ``docs/integrations.md``.
 """
 
 __all__: list[str] = []

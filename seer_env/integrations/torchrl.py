@@ -21,6 +21,10 @@ with:
 - ``categorical_actions=True``: Discrete actions are integer indices;
 - ``return_state=True``: ``env.state()`` under ``"state"``.
 
+TorchRL sends an action for every agent, dead ones included; seer_env envs
+reject actions for agents that are no longer live (a likely bug elsewhere),
+so ``wrap`` puts :class:`LiveActionsOnly` between the two, which drops them.
+
 Per-agent infos (``(group, "info", key)``) come from the env's info keys,
 which are the same at reset and at every step, as TorchRL requires; their
 integer counters arrive as ``float32``.
@@ -31,14 +35,24 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
 from torchrl.envs import PettingZooWrapper
 
 import seer_env
 
-__all__ = ["make_env", "wrap"]
+__all__ = ["LiveActionsOnly", "make_env", "wrap"]
 
 
-def wrap(env: Any, **wrapper_kwargs: Any) -> PettingZooWrapper:
+class LiveActionsOnly(BaseParallelWrapper):
+    """Pass on only the actions of live agents (TorchRL also sends the dead ones')."""
+
+    def step(self, actions: dict):
+        """Step the env with the actions of ``env.agents`` only."""
+        return self.env.step({a: actions[a] for a in self.env.agents})
+
+
+def wrap(env: ParallelEnv, **wrapper_kwargs: Any) -> PettingZooWrapper:
     """Wrap a seer_env ParallelEnv; ``wrapper_kwargs`` override the defaults above."""
     kwargs = {
         "use_mask": True,
@@ -51,7 +65,7 @@ def wrap(env: Any, **wrapper_kwargs: Any) -> PettingZooWrapper:
         # TorchRL warns on every PettingZoo version but 1.24.3; ours (>= 1.24, tested
         # with 1.27) is covered by tests/test_integrations_torchrl.py.
         warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested", UserWarning)
-        return PettingZooWrapper(env=env, **kwargs)
+        return PettingZooWrapper(env=LiveActionsOnly(env), **kwargs)
 
 
 def make_env(name: str, *, wrapper_kwargs: dict | None = None, **config: Any) -> PettingZooWrapper:
