@@ -176,7 +176,7 @@ def test_threads_follow_the_cpus_ray_assigned(ray_cluster):
     assert ray.get(_threads_in_a_task.options(num_cpus=2).remote()) == min(2, usable)
 
 
-def ppo_config(name, batch=128):
+def ppo_config(name, batch=128, cpus_per_runner=1):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
@@ -186,7 +186,11 @@ def ppo_config(name, batch=128):
             name, env_config={**SMALL.get(name, {}), "max_cycles": cycles(name, 8), "seed": 0}
         )
         .framework("torch")
-        .env_runners(num_env_runners=2, num_cpus_per_env_runner=1, rollout_fragment_length="auto")
+        .env_runners(
+            num_env_runners=2,
+            num_cpus_per_env_runner=cpus_per_runner,
+            rollout_fragment_length="auto",
+        )
         .learners(num_learners=0)
         .training(
             train_batch_size_per_learner=batch,
@@ -206,16 +210,20 @@ def ppo_config(name, batch=128):
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_ppo_trains_with_two_env_runners(ray_cluster, name):
     seer_rllib.register()
-    algo = ppo_config(name).build_algo()
+    # pcs_v0: runners reserve 2 (logical) CPUs each, so each env gets a 2-thread pool
+    cpus = 2 if name == "pcs_v0" else 1
+    algo = ppo_config(name, cpus_per_runner=cpus).build_algo()
     try:
         results = [algo.train() for _ in range(2)]
-        threads = algo.env_runner_group.foreach_env_runner(
-            lambda runner: runner.env.envs[0].unwrapped.par_env.runtime.num_threads,
+        runtimes = algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.env.envs[0].unwrapped.par_env.runtime,
             local_env_runner=False,
         )
     finally:
         algo.stop()
-    assert threads == [1, 1]  # num_cpus_per_env_runner=1
+    expected = min(cpus, len(os.sched_getaffinity(0)))
+    assert [r.num_threads for r in runtimes] == [expected] * 2
+    assert {r.executor for r in runtimes} == {"parallel" if expected > 1 else "serial"}
     sampled = [r["env_runners"]["num_env_steps_sampled_lifetime"] for r in results]
     assert sampled[0] > 0 and sampled[1] > sampled[0]
     assert math.isfinite(results[-1]["env_runners"]["episode_return_mean"])
