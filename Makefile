@@ -5,10 +5,10 @@ PIP ?= $(PYTHON) -m pip
 CTEST_BUILD ?= build/ctest
 TSAN_BUILD ?= build/tsan
 
-.PHONY: install dev demo test test-cpp tsan lint format bench bench-full clean
+.PHONY: install dev demo test test-cpp tsan lint format bench bench-full docs clean
 
 install:
-	$(PIP) install ".[test,bench]"
+	$(PIP) install -e ".[test,bench,docs]"
 
 dev:
 	$(PIP) install --no-build-isolation -e ".[dev]" \
@@ -45,5 +45,8 @@ bench:
 bench-full:
 	$(PYTHON) -m seer_env.bench --profile full
 
+docs:
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict -d build/site
+
 clean:
-	rm -rf build dist *.egg-info bench/results .pytest_cache .ruff_cache
+	rm -rf build dist *.egg-info bench/results .pytest_cache .ruff_cache site

@@ -122,12 +122,12 @@ class SeerParallelEnv(ParallelEnv):
         seed: seed used by the first ``reset()`` that is not given one.
         max_cycles: steps until every agent is truncated.
         executor: a name from ``seer_env.executor_names()``, or None: chosen with
-          ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
-          choice for ``"auto"``).
+            ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+            choice for ``"auto"``).
         num_threads: threads of the executor (the calling thread included), or
-          ``"auto"``: STPA chooses executor and pool size at the first
-          ``reset()`` from a short preflight on a throw-away copy (outputs never
-          depend on it; see ``env.runtime.stpa`` and docs/stpa.md).
+            ``"auto"``: STPA chooses executor and pool size at the first
+            ``reset()`` from a short preflight on a throw-away copy (outputs never
+            depend on it; see ``env.runtime.stpa`` and docs/stpa.md).
         check: run the expensive contract checks.
         event_budget: max events in one step (0: unlimited).
         render_mode: one of ``metadata["render_modes"]`` or None.
@@ -356,7 +356,7 @@ class SeerParallelEnv(ParallelEnv):
             what = "finite" if not finite[i] else f"within [{self._act_low}, {self._act_high}]"
             raise ValueError(f"actions[{names[i]!r}] must be {what}, got {given[i].tolist()}")
 
-    def step(self, actions: dict[str, Any]):
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
         self._require_running()
         arr, alive = self._action_array(actions)
@@ -388,15 +388,17 @@ class SeerParallelEnv(ParallelEnv):
             self.agents = [a for a, te, tr in zip(live, term_list, trunc_list) if not (te or tr)]
         return observations, reward_d, term_d, trunc_d, info_d
 
-    def step_arrays(self, actions: np.ndarray):
+    def step_arrays(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The array fast path: one row per possible agent, no per-agent dicts.
 
         Args:
             actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box).
-              Rows of agents that are no longer live are ignored.
+                Rows of agents that are no longer live are ignored.
 
         Returns:
-            ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
+            tuple: ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
             terminations[num_agents] bool, truncations[num_agents] bool)``.
         """
         self._require_running()

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "aircraft/aircraft.hpp"
 #include "faulty/faulty.hpp"
 #include "pcs/pcs.hpp"
 #include "phold/phold.hpp"
@@ -24,6 +25,7 @@ Registry& registry() {
     reg->factories["faulty"] = make_faulty;  // test model: deliberate contract breaches
     reg->factories["phold"] = make_phold;
     reg->factories["pcs"] = make_pcs;
+    reg->factories["aircraft"] = aircraft::make_aircraft;
     return reg;
   }();
   return *r;

@@ -243,7 +243,7 @@ void ParallelEngine::end_round(Batch& batch) {
       continue;
     }
     ++inst.rounds_;
-    inst.horizon_ = std::min(lb + inst.lookahead_, inst.window_->t_end);
+    inst.horizon_ = safe_horizon(lb, inst.lookahead_, inst.window_->t_end);
     all_finished = false;
   }
   executive_->reset();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "seer/event.hpp"
+#include "seer/event_heap.hpp"
 
 namespace seer {
 
@@ -71,6 +72,11 @@ class alignas(64) LocalQueue {
  public:
   // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
   void push_remote(EventNode* node) {
+    // Read the time before publishing: once the CAS succeeds the node belongs
+    // to the consumer, which may drain it and hand it to its worker's pool for
+    // reuse at once; reading node->event after the CAS was a data race (found
+    // by ThreadSanitizer in test_local_queue / test_parallel_phold).
+    const std::uint64_t bits = time_bits(node->event.time);
     node->next = inbox_.load(std::memory_order_relaxed);
     // acq_rel: release publishes the node; acquire orders our inbox_min_ update
     // after a consumer reset that preceded the exchange we read from.
@@ -81,7 +87,6 @@ class alignas(64) LocalQueue {
     // is harmless (the entity is looked at once more for nothing); a missing
     // one is impossible because the bound is lowered after the push and
     // reset by the consumer before it takes the inbox.
-    std::uint64_t bits = time_bits(node->event.time);
     std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
     while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
                                                           std::memory_order_relaxed)) {
@@ -103,17 +108,14 @@ class alignas(64) LocalQueue {
     }
   }
   void push_local(const Event& e) {
-    heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), EventAfter{});
-    top_time_ = heap_.front().time;
+    heap_.push(e);
+    top_time_ = heap_.top_time();
   }
   bool empty_local() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
+  const Event& top() const { return heap_.top(); }
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), EventAfter{});
-    Event e = heap_.back();
-    heap_.pop_back();
-    top_time_ = heap_.empty() ? kNever : heap_.front().time;
+    Event e = heap_.pop();
+    top_time_ = heap_.top_time();
     return e;
   }
   // Time of the earliest heap event (+inf when empty); cached so that the
@@ -130,7 +132,7 @@ class alignas(64) LocalQueue {
   }
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (const Event& e : heap_) fn(e);
+    heap_.for_each(fn);
     for (EventNode* n = inbox_.load(std::memory_order_acquire); n != nullptr; n = n->next) {
       fn(n->event);
     }
@@ -146,7 +148,7 @@ class alignas(64) LocalQueue {
   std::atomic<std::uint64_t> inbox_min_{kNeverBits};
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   double top_time_ = kNever;
-  std::vector<Event> heap_;  // owner-private min-heap by key
+  EventHeap heap_;  // owner-private, key order
 };
 
 }  // namespace seer

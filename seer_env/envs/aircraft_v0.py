@@ -1,0 +1,374 @@
+"""aircraft_v0: a UAV swarm flying to its goals, sharing state by radio beacons.
+
+``num_uavs`` quadrotors start at random points of a square airspace and must
+each reach a random goal, without hitting the ground, leaving the airspace,
+flying too close to each other or draining their battery. Each UAV is an
+agent commanding collective thrust and body rates; it sees its own state and
+the nearest UAVs it has *heard* — the radio, not an oracle, tells it who is
+around.
+
+The step runs on the seer_env C++ runtime (``cpp/models/aircraft``). The
+compute is a rigid-body quadrotor with quadratic drag in a wind field of
+``wind_modes`` sinusoidal modes, integrated with RK4 at ``substeps`` substeps
+per step (the compute-intensity knobs). The communication is beacons: every
+``beacon_every`` substeps a UAV sends its position and velocity to every UAV
+within ``comm_radius`` (found through a spatial grid built once per step from
+the boundary snapshot), delivered ``comm_latency`` seconds later — the
+runtime's lookahead — so ``executor="parallel"`` runs a step on many threads
+with outputs bit-identical to ``"serial"``. A NumPy version of the same model
+is ``seer_env.reference.aircraft.AircraftReference``.
+
+```python
+from seer_env.envs import aircraft_v0
+
+env = aircraft_v0.parallel_env(num_uavs=256, executor="parallel", num_threads=2, seed=0)
+observations, infos = env.reset()
+while env.agents:
+    actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+    observations, rewards, terminations, truncations, infos = env.step(actions)
+```
+
+| | |
+|---|---|
+| Import | ``from seer_env.envs import aircraft_v0`` or ``seer_env.make("aircraft_v0")`` |
+| Actions | Continuous |
+| Parallel API | Yes (AEC through ``aircraft_v0.env()``) |
+| Agents | ``num_uavs``: ``uav_0 .. uav_{N-1}``; they leave ``agents`` when they crash |
+| Action shape | ``Box(-1, 1, (4,), float32)`` |
+| Observation shape | ``(17 + 6 * k_neighbors,)`` float32 |
+| State shape | ``(8 * num_uavs,)`` float32 |
+
+## Action
+
+``[thrust, roll_rate, pitch_rate, yaw_rate]`` in [-1, 1] (values outside are
+clipped, NaN counts as 0). Thrust/weight is ``1 + thrust``: 0 hovers, -1 cuts
+the motors, +1 is twice the weight. The rates command ``max_rate * value``
+rad/s to the body-rate controller. An agent that does not act hovers.
+
+## Observation (float32, per UAV)
+
+| index | value |
+|---|---|
+| 0-2 | position / ``arena_size`` (x, y, z; z up) |
+| 3-5 | velocity / 10 m/s |
+| 6-9 | attitude quaternion (w, x, y, z), body to world, in [-1, 1] |
+| 10-12 | body rates / ``max_rate`` |
+| 13-15 | (goal - position) / ``arena_size`` |
+| 16 | battery fraction, in [0, 1] |
+| 17 + 6 i .. | i-th nearest heard UAV: relative position / ``comm_radius`` (3), |
+| | relative velocity / 10 m/s (3); zeros when fewer than ``k_neighbors`` were heard |
+
+Every entry is clipped to [-100, 100] (the declared Box; scaled values are of
+order 1, so the clip only guards against extreme configs).
+
+"Heard" UAVs are the entries of the UAV's neighbour table (the last beacon of
+up to ``max_neighbors`` senders; when full, a new sender replaces the stalest
+entry) at most ``neighbor_timeout`` seconds old, as they were when sent.
+
+**Reward** per UAV and step: metres of progress toward the goal, minus
+``near_miss_penalty`` per near miss, minus ``energy_weight`` per joule used,
+minus ``crash_penalty`` on the step it hits the ground or leaves the airspace.
+A *near miss* is a beacon whose sender, dead-reckoned to the receiver's time,
+is closer than ``safe_radius``.
+
+**Termination**: a UAV terminates when it hits the ground (z < 0), leaves the
+airspace (|x| or |y| > ``arena_size``, z > ``ceiling``) or empties its battery;
+it then leaves ``agents``. Every UAV is truncated after ``max_cycles`` steps.
+
+**infos[agent]** (ints, same keys every step): ``near_misses`` (this step),
+``near_misses_total``, ``beacons_received`` (this step), ``neighbors`` (fresh
+table entries), ``crash_cause`` (0 flying, 1 ground, 2 out of bounds,
+3 battery empty).
+
+**state()**: per UAV ``[x, y, z] / arena_size, [vx, vy, vz] / 10 m/s, battery
+fraction, alive``, clipped to [-100, 100] like the observations.
+
+## Model
+
+Dynamics per UAV: position ``p``, velocity ``v``, attitude ``q``, body rates
+``w``; ``v' = g (1 + thrust) R(q) e_z - drag |v - u| (v - u) - g e_z`` with
+wind ``u(p, t) = sum_m a_m sin(k_m . p + omega_m t + phase_m)``; the body
+rates follow the command with gain ``rate_gain`` plus the gyroscopic term of a
+rigid body (inertia 0.01, 0.01, 0.02 kg m^2). Battery power is ``power_idle +
+power_thrust (1 + thrust)^2 + power_rate |rates|^2`` watts. The wind modes are
+part of the scenario: drawn from ``wind_seed``, not from the episode seed (the
+episode seed draws starts and goals: inner 80% of the airspace, 30-70% of the
+ceiling).
+
+Choices behind the defaults: ``comm_latency`` 50 ms is a mesh radio's latency
+and gives the parallel executor 2-3 synchronization rounds per 100 ms step;
+``beacon_every`` 10 substeps is 20 beacons per second; the default
+``arena_size`` grows as ``6.25 * sqrt(num_uavs)`` (200 m x 200 m at 256 UAVs)
+so that density, and so beacons per UAV (~20 per beacon round), stays the same at
+every size.
+
+## Arguments
+
+``aircraft_v0.parallel_env(num_uavs=256, substeps=20, wind_modes=8,
+beacon_every=10, comm_radius=30.0, comm_latency=0.05, safe_radius=3.0,
+k_neighbors=4, max_neighbors=16, neighbor_timeout=0.5, dt=0.1,
+arena_size=None, ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1,
+gravity=9.81, max_rate=3.0, rate_gain=20.0, battery_capacity=1e5,
+power_idle=20.0, power_thrust=150.0, power_rate=10.0, near_miss_penalty=1.0,
+energy_weight=1e-3, crash_penalty=10.0, max_cycles=500, seed=None,
+executor=None, num_threads="auto", check=False, event_budget=50_000_000,
+render_mode=None)``
+
+- ``num_uavs``: agents, 1..1048576.
+- ``substeps``: RK4 substeps per step, 1..10000; ``dt``: seconds per step, > 0.
+- ``wind_modes``: sinusoidal wind modes, 0..256; ``wind_speed``: their total
+  amplitude in m/s, >= 0; ``wind_seed``: scenario seed of the wind, 0..2**53.
+- ``beacon_every``: substeps between beacons, >= 1.
+- ``comm_radius``: beacon range in metres, > 0; ``comm_latency``: beacon
+  delay in seconds, > 0 (the runtime's lookahead: larger values give the
+  parallel executor more work per round).
+- ``safe_radius``: near-miss distance in metres, >= 0.
+- ``k_neighbors``: neighbours in the observation, 0..``max_neighbors``;
+  ``max_neighbors``: neighbour-table size, 1..32; ``neighbor_timeout``:
+  seconds after which an entry is no longer observed, >= 0.
+- ``arena_size``: half-width of the airspace in metres, > 0 (None: the
+  default above); ``ceiling``: metres, > 0.
+- ``drag`` (1/m), ``gravity`` (m/s^2), ``max_rate`` (rad/s, > 0),
+  ``rate_gain`` (1/s): physics, >= 0.
+- ``battery_capacity`` (J, > 0), ``power_idle``, ``power_thrust``,
+  ``power_rate`` (W): the battery, >= 0.
+- ``near_miss_penalty``, ``energy_weight``, ``crash_penalty``: reward
+  weights, >= 0.
+- ``max_cycles``: steps until truncation, >= 1.
+- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy).
+  ``reset()`` without a seed afterwards continues deterministically from the
+  previous episode's seed.
+- ``executor``, ``num_threads``: how the runtime runs a step
+  (``seer_env.executor_names()``); outputs do not depend on them. The default
+  ``num_threads="auto"`` lets STPA pick both at the first reset
+  (``env.runtime.stpa`` says what and why).
+- ``check``: run the runtime's expensive contract checks (slow: it copies
+  every UAV state around every event; use small swarms).
+- ``event_budget``: most events one step may handle (0: unlimited).
+- ``render_mode``: ``None``, ``"rgb_array"`` (``render()`` returns a top-down
+  ``uint8[256, 256, 3]`` picture: UAVs coloured by altitude, blue low to
+  yellow high, red on a near miss this step; their goals in green; crashed
+  UAVs as dark red crosses) or ``"ansi"`` (a text map and a summary line).
+
+## Version history
+
+- v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+
+from seer_env.env import SeerParallelEnv, validate_int, validate_real
+from seer_env.envs._aircraft_layout import MAX_NEIGHBOR_SLOTS, uav_states
+
+__all__ = ["AircraftEnv", "env", "parallel_env", "raw_env"]
+
+_RENDER_SIZE = 256  # rgb_array side, pixels
+_MAP_COLS, _MAP_ROWS = 64, 24  # ansi map size, characters
+
+
+class AircraftEnv(SeerParallelEnv):
+    """The aircraft_v0 ParallelEnv (see the module docstring for the full documentation)."""
+
+    metadata = {
+        "name": "aircraft_v0",
+        "render_modes": ["ansi", "rgb_array"],
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self,
+        num_uavs: int = 256,
+        substeps: int = 20,
+        wind_modes: int = 8,
+        beacon_every: int = 10,
+        comm_radius: float = 30.0,
+        comm_latency: float = 0.05,
+        safe_radius: float = 3.0,
+        k_neighbors: int = 4,
+        max_neighbors: int = 16,
+        neighbor_timeout: float = 0.5,
+        dt: float = 0.1,
+        arena_size: float | None = None,
+        ceiling: float = 60.0,
+        wind_speed: float = 3.0,
+        wind_seed: int = 0,
+        drag: float = 0.1,
+        gravity: float = 9.81,
+        max_rate: float = 3.0,
+        rate_gain: float = 20.0,
+        battery_capacity: float = 1e5,
+        power_idle: float = 20.0,
+        power_thrust: float = 150.0,
+        power_rate: float = 10.0,
+        near_miss_penalty: float = 1.0,
+        energy_weight: float = 1e-3,
+        crash_penalty: float = 10.0,
+        max_cycles: int = 500,
+        seed: int | None = None,
+        executor: str | None = None,
+        num_threads: int | str = "auto",
+        check: bool = False,
+        event_budget: int = 50_000_000,
+        render_mode: str | None = None,
+    ) -> None:
+        big = 1e12
+        config: dict[str, float] = {
+            "num_uavs": validate_int("num_uavs", num_uavs, 1, 1 << 20),
+            "substeps": validate_int("substeps", substeps, 1, 10000),
+            "wind_modes": validate_int("wind_modes", wind_modes, 0, 256),
+            "beacon_every": validate_int("beacon_every", beacon_every, 1, 1_000_000),
+            "comm_radius": validate_real("comm_radius", comm_radius, 0.0, 1e6, low_open=True),
+            "comm_latency": validate_real("comm_latency", comm_latency, 0.0, 1e3, low_open=True),
+            "safe_radius": validate_real("safe_radius", safe_radius, 0.0, 1e6),
+            "max_neighbors": validate_int("max_neighbors", max_neighbors, 1, MAX_NEIGHBOR_SLOTS),
+            "k_neighbors": validate_int("k_neighbors", k_neighbors, 0, MAX_NEIGHBOR_SLOTS),
+            "neighbor_timeout": validate_real("neighbor_timeout", neighbor_timeout, 0.0, 1e6),
+            "dt": validate_real("dt", dt, 0.0, 1e3, low_open=True),
+            "ceiling": validate_real("ceiling", ceiling, 0.0, 1e6, low_open=True),
+            "wind_speed": validate_real("wind_speed", wind_speed, 0.0, 1e3),
+            "wind_seed": validate_int("wind_seed", wind_seed, 0, 1 << 53),
+            "drag": validate_real("drag", drag, 0.0, 1e3),
+            "gravity": validate_real("gravity", gravity, 0.0, 1e3),
+            "max_rate": validate_real("max_rate", max_rate, 0.0, 1e3, low_open=True),
+            "rate_gain": validate_real("rate_gain", rate_gain, 0.0, 1e4),
+            "battery_capacity": validate_real(
+                "battery_capacity", battery_capacity, 0.0, big, low_open=True
+            ),
+            "power_idle": validate_real("power_idle", power_idle, 0.0, 1e9),
+            "power_thrust": validate_real("power_thrust", power_thrust, 0.0, 1e9),
+            "power_rate": validate_real("power_rate", power_rate, 0.0, 1e9),
+            "near_miss_penalty": validate_real("near_miss_penalty", near_miss_penalty, 0.0, 1e9),
+            "energy_weight": validate_real("energy_weight", energy_weight, 0.0, 1e9),
+            "crash_penalty": validate_real("crash_penalty", crash_penalty, 0.0, 1e9),
+        }
+        if config["k_neighbors"] > config["max_neighbors"]:
+            raise ValueError(
+                f"k_neighbors must be <= max_neighbors ({config['max_neighbors']}), "
+                f"got {config['k_neighbors']}"
+            )
+        if arena_size is not None:
+            config["arena_size"] = validate_real("arena_size", arena_size, 0.0, 1e7, low_open=True)
+        super().__init__(
+            "aircraft",
+            config,
+            seed=seed,
+            max_cycles=max_cycles,
+            executor=executor,
+            num_threads=num_threads,
+            check=check,
+            event_budget=event_budget,
+            render_mode=render_mode,
+        )
+        self.num_uavs = config["num_uavs"]
+        self.arena_size = (
+            config["arena_size"] if arena_size is not None else 6.25 * np.sqrt(self.num_uavs)
+        )
+        self.ceiling = config["ceiling"]
+        self.battery_capacity = config["battery_capacity"]
+
+    # -- rendering ------------------------------------------------------------------------------
+    def _swarm(self) -> dict[str, np.ndarray]:
+        states = uav_states(self.sim)
+        return {
+            "pos": states["body"][:, 0:3],
+            "goal": states["goal"],
+            "alive": states["alive"] != 0,
+            "near_miss": states["near_misses_step"] > 0,
+            "battery": states["energy"],
+        }
+
+    def _render_rgb_array(self) -> np.ndarray:
+        """Top-down picture, north up: ``uint8[256, 256, 3]``."""
+        size = _RENDER_SIZE
+        swarm = self._swarm()
+        image = np.empty((size, size, 3), dtype=np.uint8)
+        image[:] = (24, 28, 36)
+        image[[0, -1], :] = image[:, [0, -1]] = (90, 96, 110)  # airspace border
+
+        def pixels(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            scale = (size - 1) / (2.0 * self.arena_size)
+            with np.errstate(invalid="ignore"):
+                col = np.clip((points[:, 0] + self.arena_size) * scale, 0, size - 1)
+                row = np.clip((self.arena_size - points[:, 1]) * scale, 0, size - 1)
+            col, row = np.nan_to_num(col), np.nan_to_num(row)
+            return row.astype(np.int64), col.astype(np.int64)
+
+        def stamp(rows, cols, offsets, colors) -> None:
+            for dr, dc in offsets:
+                r, c = np.clip(rows + dr, 0, size - 1), np.clip(cols + dc, 0, size - 1)
+                image[r, c] = colors
+
+        alive = swarm["alive"]
+        gr, gc = pixels(swarm["goal"][alive])
+        stamp(gr, gc, [(0, 0), (0, 1), (1, 0), (1, 1)], (60, 200, 90))
+        dr_, dc_ = pixels(swarm["pos"][~alive])
+        stamp(dr_, dc_, [(-1, -1), (0, 0), (1, 1), (-1, 1), (1, -1)], (140, 30, 30))
+        rows, cols = pixels(swarm["pos"][alive])
+        height = np.clip(np.nan_to_num(swarm["pos"][alive, 2]) / self.ceiling, 0.0, 1.0)
+        colors = np.stack(
+            [60 + 195 * height, 90 + 150 * height, 255 - 200 * height], axis=1
+        ).astype(np.uint8)
+        colors[swarm["near_miss"][alive]] = (255, 40, 40)
+        square = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)]
+        stamp(rows, cols, square, colors)
+        return image
+
+    def _render_ansi(self) -> str:
+        """A text map (``o`` one UAV, digits for more, ``#`` ten or more, ``x`` crashed)."""
+        swarm = self._swarm()
+        grid = np.zeros((_MAP_ROWS, _MAP_COLS), dtype=np.int64)
+        dead = np.zeros((_MAP_ROWS, _MAP_COLS), dtype=bool)
+        for points, target in (
+            (swarm["pos"][swarm["alive"]], None),
+            (swarm["pos"][~swarm["alive"]], dead),
+        ):
+            with np.errstate(invalid="ignore"):
+                u = np.nan_to_num((points[:, 0] + self.arena_size) / (2.0 * self.arena_size))
+                v = np.nan_to_num((self.arena_size - points[:, 1]) / (2.0 * self.arena_size))
+            c = np.clip((u * _MAP_COLS).astype(np.int64), 0, _MAP_COLS - 1)
+            r = np.clip((v * _MAP_ROWS).astype(np.int64), 0, _MAP_ROWS - 1)
+            if target is None:
+                np.add.at(grid, (r, c), 1)
+            else:
+                target[r, c] = True
+        lines = []
+        for row in range(_MAP_ROWS):
+            chars = []
+            for col in range(_MAP_COLS):
+                n = grid[row, col]
+                if n == 0:
+                    chars.append("x" if dead[row, col] else ".")
+                else:
+                    chars.append("o" if n == 1 else (str(n) if n < 10 else "#"))
+            lines.append("".join(chars))
+        infos = self.sim.infos()
+        alive = int(swarm["alive"].sum())
+        battery = swarm["battery"] / self.battery_capacity
+        head = (
+            f"aircraft_v0 t={self.sim.now:.2f} s step {self.sim.steps}: "
+            f"{alive}/{self.num_uavs} flying, near misses {int(infos[:, 0].sum())} "
+            f"(total {int(infos[:, 1].sum())}), mean battery {battery.mean():.1%}"
+        )
+        border = "+" + "-" * _MAP_COLS + "+"
+        return "\n".join([head, border, *(f"|{line}|" for line in lines), border])
+
+
+def parallel_env(**kwargs: Any) -> AircraftEnv:
+    """The aircraft_v0 ParallelEnv; keyword arguments as in the module docstring."""
+    return AircraftEnv(**kwargs)
+
+
+def raw_env(**kwargs: Any) -> AECEnv:
+    """aircraft_v0 as an AEC env without wrappers (``parallel_to_aec_wrapper``)."""
+    return parallel_to_aec_wrapper(parallel_env(**kwargs))
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """aircraft_v0 as an AEC env (``parallel_to_aec``: order enforced)."""
+    return parallel_to_aec(parallel_env(**kwargs))
