@@ -1,6 +1,7 @@
 """PPO (RLlib, new API stack) on pcs_v0: one policy shared by every cell.
 
     python examples/rllib_ppo_pcs.py --iterations 3 --env-runners 2
+    python examples/rllib_ppo_pcs.py --env aircraft_v0 --num-uavs 8 --max-cycles 40
 
 Every env runner is a Ray actor hosting one pcs_v0 env with its own runtime
 thread pool, sized from ``--cpus-per-runner`` (see
