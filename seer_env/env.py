@@ -17,6 +17,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from seer_env import _core, stpa
+from seer_env.python_model import PythonModel
 
 _SEED_LIMIT = 2**64
 _MASK64 = _SEED_LIMIT - 1
@@ -117,8 +118,10 @@ class SeerParallelEnv(ParallelEnv):
     """A PettingZoo ParallelEnv whose step runs on the seer_env runtime.
 
     Args:
-        model: name of a registered C++ model (``seer_env.model_names()``).
-        model_config: the model's numeric settings.
+        model: name of a registered C++ model (``seer_env.model_names()``), or a
+            ``seer_env.PythonModel`` subclass (serial executor only).
+        model_config: the model's numeric settings (a PythonModel subclass
+            receives them as keyword arguments).
         seed: seed used by the first ``reset()`` that is not given one.
         max_cycles: steps until every agent is truncated.
         executor: a name from ``seer_env.executor_names()``, or None: chosen with
@@ -137,8 +140,8 @@ class SeerParallelEnv(ParallelEnv):
 
     def __init__(
         self,
-        model: str,
-        model_config: dict[str, float],
+        model: str | type[PythonModel],
+        model_config: dict[str, float] | None = None,
         *,
         seed: int | None = None,
         max_cycles: int = 1000,
@@ -160,6 +163,8 @@ class SeerParallelEnv(ParallelEnv):
                 f"executor must be None or one of {_core.executor_names()}, got {executor!r}"
             )
         threads = stpa.parse_num_threads(num_threads)
+        if threads == stpa.AUTO and not isinstance(model, str):
+            threads = 1  # a PythonModel runs serially: nothing for STPA to choose
         if not isinstance(check, bool):
             raise ValueError(f"check must be a bool, got {check!r}")
         self.max_cycles = validate_int("max_cycles", max_cycles, 1)
@@ -176,14 +181,24 @@ class SeerParallelEnv(ParallelEnv):
             "event_budget": validate_int("event_budget", event_budget, 0),
         }
         self._model = model
-        self._model_config = dict(model_config)
+        self._model_config = dict(model_config or {})
         self._seed = validate_seed(seed)
         self.render_mode = render_mode
-        self.sim = _core.Simulation(model, self._model_config, **self._options)
+        self.sim = self._new_simulation()
         self._init_spaces(self.sim.spec)
         self.agents: list[str] = []
         self._episode_seed: int | None = None
         self._cycles = 0
+
+    def _new_simulation(self) -> _core.Simulation:
+        if isinstance(self._model, str):
+            return _core.Simulation(self._model, self._model_config, **self._options)
+        if not (isinstance(self._model, type) and issubclass(self._model, PythonModel)):
+            raise ValueError(
+                f"model must be a registered model name or a PythonModel subclass, "
+                f"got {self._model!r}"
+            )
+        return _core.Simulation(self._model(**self._model_config), **self._options)
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:
@@ -475,6 +490,6 @@ class SeerParallelEnv(ParallelEnv):
         saved = state.pop("_saved_sim")
         self.__dict__.update(state)
         self._rows_to_dicts = _rows_to_dicts_function(self._info_keys)
-        self.sim = _core.Simulation(self._model, self._model_config, **self._options)
+        self.sim = self._new_simulation()
         if saved is not None:
             self.sim.load(saved)

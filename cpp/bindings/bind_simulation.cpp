@@ -11,6 +11,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "python_model.hpp"
 #include "seer/errors.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
@@ -26,6 +27,7 @@ struct PySimulation {
   std::unique_ptr<Simulation> sim;
   std::string model_name;
   py::dict config;
+  bool python_model = false;  // a seer_env.PythonModel: serial executor only
   std::atomic<bool> busy{false};
 };
 
@@ -68,6 +70,28 @@ void bind_simulation(py::module_& m) {
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000)
+      .def(py::init([](const py::object& model, const py::dict& config,
+                       const std::string& executor, unsigned num_threads, bool check,
+                       std::uint64_t event_budget) {
+             if (!config.empty()) {
+               throw std::invalid_argument(
+                   "config must be empty for a PythonModel instance (configure it in its "
+                   "constructor)");
+             }
+             require_serial_for_python(executor, num_threads);
+             auto self = std::make_unique<PySimulation>();
+             SimulationOptions options;
+             options.check = check;
+             options.event_budget = event_budget;
+             self->sim = std::make_unique<Simulation>(make_python_model(model), options);
+             self->model_name = self->sim->spec().name;
+             self->python_model = true;
+             return self;
+           }),
+           py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
+           py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
+           py::arg("event_budget") = 50'000'000,
+           "A Simulation of a seer_env.PythonModel instance (serial executor only).")
       .def("reset",
            [](PySimulation& self, const py::object& seed) {
              const std::uint64_t s = to_seed(seed);
@@ -90,6 +114,7 @@ void bind_simulation(py::module_& m) {
            py::arg("t"), "Step without actions until the clock reaches t.")
       .def("set_executor",
            [](PySimulation& self, const std::string& executor, unsigned num_threads) {
+             if (self.python_model) require_serial_for_python(executor, num_threads);
              BusyGuard guard(self.busy);
              self.sim->set_executor(executor, num_threads);
            },
