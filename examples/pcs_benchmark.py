@@ -36,7 +36,7 @@ def timed_steps(env, steps, rng, arrays=False):
     return wall / steps, runtime / steps
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Measure and print the split."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", type=int, default=64)
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--executor", default="serial")
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     g = args.grid
     env = pcs_v0.parallel_env(
         width=g, height=g, executor=args.executor, num_threads=args.threads, max_cycles=10**9

@@ -56,3 +56,21 @@ def test_rllib_example_trains_and_prints_returns(capsys):
     )
     assert len(returns) == 2 and all(math.isfinite(r) for r in returns)
     assert "episode_return_mean" in capsys.readouterr().out
+
+
+def test_quickstart_example_runs_an_episode(capsys):
+    stats = load("quickstart").main(["--width", "8", "--height", "8", "--max-cycles", "5"])
+    assert stats["call_attempts"] > 0
+    assert "RuntimeInfo" in capsys.readouterr().out
+
+
+def test_pcs_benchmark_example_runs():
+    load("pcs_benchmark").main(["--grid", "8", "--steps", "3", "--warmup", "1"])
+
+
+def test_every_example_has_a_test():
+    tested = {"quickstart", "pcs_benchmark", "ppo_vector_pcs", "torchrl_pcs", "rllib_ppo_pcs"}
+    scripts = {p.stem for p in EXAMPLES.glob("*.py")}
+    assert scripts == tested, f"examples without a test: {scripts - tested}"
+    # examples/custom_model_cpp is built and tested by tests/test_model_sdk.py
+    assert (EXAMPLES / "custom_model_cpp" / "pyproject.toml").exists()
