@@ -11,10 +11,10 @@ ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python lint format bench bench-full clean
+.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python lint format bench bench-full docs clean
 
 install:
-	$(PIP) install ".[test,bench]"
+	$(PIP) install -e ".[test,bench,docs]"
 
 dev:
 	$(PIP) install --no-build-isolation -e ".[dev]" \
@@ -70,10 +70,13 @@ format:
 	ruff check --fix seer_env tests examples
 
 bench:
-	$(PYTHON) -m seer_env.bench
+	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench
 
 bench-full:
-	$(PYTHON) -m seer_env.bench --profile full
+	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench --profile full
+
+docs:
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict -d build/site
 
 clean:
-	rm -rf build dist *.egg-info bench/results .pytest_cache .ruff_cache
+	rm -rf build dist *.egg-info bench/results .pytest_cache .ruff_cache site

@@ -17,20 +17,26 @@ from seer_env._core import (
 )
 from seer_env._version import __version__
 from seer_env.env import RuntimeInfo, SeerParallelEnv
+from seer_env.python_model import PythonModel
 from seer_env.registry import env_names, make
+from seer_env.sdk import get_cmake_dir, get_include, register_cpp_model
 
 __all__ = [
     "ContractViolation",
     "EventBudgetExceeded",
     "HandlerError",
+    "PythonModel",
     "RuntimeInfo",
     "SeerParallelEnv",
     "Simulation",
     "__version__",
     "env_names",
     "executor_names",
+    "get_cmake_dir",
+    "get_include",
     "make",
     "model_names",
+    "register_cpp_model",
 ]
 
 # Exceptions are created inside the extension; give them their public home.

@@ -1,8 +1,9 @@
 """The default demo: ``python -m seer_env.demo``.
 
-Runs PHOLD (the standard PDES benchmark) on every executor and thread count
-this machine offers, checks that every run ends in the same state digest as
-the serial run, and prints the step latency of each.
+Steps the built-in workloads (pcs_v0, aircraft_v0, each at its default size)
+under the serial executor, the parallel executor at each thread count this
+machine offers, and ``num_threads="auto"``; checks that every run returns the
+serial run's bytes; and prints the step latency of each.
 """
 
 from __future__ import annotations
@@ -12,48 +13,54 @@ import os
 import time
 
 import seer_env
+from seer_env.bench.suites import random_actions
 
 
-def _run(
-    config: dict, executor: str, threads: int, steps: int, seed: int
-) -> tuple[int, float, int]:
-    sim = seer_env.Simulation("phold", config, executor=executor, num_threads=threads)
-    sim.reset(seed)
-    sim.run_until(2.0)  # warm-up
+def _run(name: str, config: dict, steps: int, seed: int, **options) -> tuple[bytes, float, object]:
+    env = seer_env.make(name, **config, **options)
+    env.reset(seed=seed)
+    agent = env.possible_agents[0]
+    actions = random_actions(env.action_space(agent), len(env.possible_agents), seed)
+    env.step_arrays(actions)  # warm-up (starts the thread pool)
+    outputs = []
     start = time.perf_counter()
-    sim.run_until(2.0 + steps)
-    elapsed = time.perf_counter() - start
-    return sim.digest(), elapsed / steps, sim.events_processed
+    for _ in range(steps):
+        if not env.agents:
+            break
+        obs, rewards, terms, truncs = env.step_arrays(actions)
+        outputs += [obs.tobytes(), rewards.tobytes(), terms.tobytes(), truncs.tobytes()]
+    elapsed = (time.perf_counter() - start) / steps
+    return b"".join(outputs), elapsed, env.runtime
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the demo."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entities", type=int, default=4096)
-    parser.add_argument("--work", type=int, default=500, help="compute units per event")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    config = dict(num_entities=args.entities, population=1, remote=0.25, work=args.work)
     cores = len(os.sched_getaffinity(0))
-    print(f"seer_env {seer_env.__version__}: PHOLD {config}, {args.steps} steps, {cores} cores")
-    runs = [("serial", 1)] + [
-        (name, t)
-        for name in seer_env.executor_names()
-        if name != "serial"
-        for t in sorted({1, 2, cores})
-    ]
-    reference = None
-    for executor, threads in runs:
-        digest, latency, events = _run(config, executor, threads, args.steps, args.seed)
-        reference = digest if reference is None else reference
-        same = "identical" if digest == reference else "DIFFERENT"
-        print(
-            f"  {executor:>8} x{threads:<2}  {latency * 1e3:8.3f} ms/step  "
-            f"{events / 1e3:8.1f}k events  digest {digest:016x} ({same} to serial)"
-        )
-        if digest != reference:
-            raise SystemExit("serial equivalence violated")
+    threads = sorted({1, 2, cores})
+    print(f"seer_env {seer_env.__version__} on {cores} usable cores, {args.steps} steps each")
+    workloads = [("pcs_v0", {}), ("aircraft_v0", {})]
+    for name, config in workloads:
+        runs = [("serial", dict(executor="serial", num_threads=1))]
+        runs += [(f"parallel x{t}", dict(executor="parallel", num_threads=t)) for t in threads]
+        runs += [("auto", dict(num_threads="auto"))]
+        reference = None
+        print(f"\n{name} (default config)")
+        for label, options in runs:
+            out, latency, runtime = _run(name, config, args.steps, args.seed, **options)
+            reference = out if reference is None else reference
+            same = "identical" if out == reference else "DIFFERENT"
+            chosen = f"  -> {runtime.executor} x{runtime.num_threads}" if label == "auto" else ""
+            print(
+                f"  {label:>12}  {latency * 1e3:8.3f} ms/step  {runtime.events:>7} events/step"
+                f"  {runtime.rounds:>3} rounds  outputs {same} to serial{chosen}"
+            )
+            if out != reference:
+                raise SystemExit("serial equivalence violated")
+    print("\nObservations, rewards, terminations and truncations compared byte for byte.")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from seer_env import _core, stpa
+from seer_env.python_model import PythonModel
 
 _SEED_LIMIT = 2**64
 _MASK64 = _SEED_LIMIT - 1
@@ -133,17 +134,19 @@ class SeerParallelEnv(ParallelEnv):
     """A PettingZoo ParallelEnv whose step runs on the seer_env runtime.
 
     Args:
-        model: name of a registered C++ model (``seer_env.model_names()``).
-        model_config: the model's numeric settings.
+        model: name of a registered C++ model (``seer_env.model_names()``), or a
+            ``seer_env.PythonModel`` subclass (serial executor only).
+        model_config: the model's numeric settings (a PythonModel subclass
+            receives them as keyword arguments).
         seed: seed used by the first ``reset()`` that is not given one.
         max_cycles: steps until every agent is truncated.
         executor: a name from ``seer_env.executor_names()``, or None: chosen with
-          ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
-          choice for ``"auto"``).
+            ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+            choice for ``"auto"``).
         num_threads: threads of the executor (the calling thread included), or
-          ``"auto"``: STPA chooses executor and pool size at the first
-          ``reset()`` from a short preflight on a throw-away copy (outputs never
-          depend on it; see ``env.runtime.stpa`` and docs/stpa.md).
+            ``"auto"``: STPA chooses executor and pool size at the first
+            ``reset()`` from a short preflight on a throw-away copy (outputs never
+            depend on it; see ``env.runtime.stpa`` and docs/stpa.md).
         check: run the expensive contract checks.
         event_budget: max events in one step (0: unlimited).
         render_mode: one of ``metadata["render_modes"]`` or None.
@@ -153,8 +156,8 @@ class SeerParallelEnv(ParallelEnv):
 
     def __init__(
         self,
-        model: str,
-        model_config: dict[str, float],
+        model: str | type[PythonModel],
+        model_config: dict[str, float] | None = None,
         *,
         seed: int | None = None,
         max_cycles: int = 1000,
@@ -176,6 +179,8 @@ class SeerParallelEnv(ParallelEnv):
                 f"executor must be None or one of {_core.executor_names()}, got {executor!r}"
             )
         threads = stpa.parse_num_threads(num_threads)
+        if threads == stpa.AUTO and not isinstance(model, str):
+            threads = 1  # a PythonModel runs serially: nothing for STPA to choose
         if not isinstance(check, bool):
             raise ValueError(f"check must be a bool, got {check!r}")
         self.max_cycles = validate_int("max_cycles", max_cycles, 1)
@@ -192,14 +197,24 @@ class SeerParallelEnv(ParallelEnv):
             "event_budget": validate_int("event_budget", event_budget, 0),
         }
         self._model = model
-        self._model_config = dict(model_config)
+        self._model_config = dict(model_config or {})
         self._seed = validate_seed(seed)
         self.render_mode = render_mode
-        self.sim = _core.Simulation(model, self._model_config, **self._options)
+        self.sim = self._new_simulation()
         self._init_spaces(self.sim.spec)
         self.agents: list[str] = []
         self._episode_seed: int | None = None
         self._cycles = 0
+
+    def _new_simulation(self) -> _core.Simulation:
+        if isinstance(self._model, str):
+            return _core.Simulation(self._model, self._model_config, **self._options)
+        if not (isinstance(self._model, type) and issubclass(self._model, PythonModel)):
+            raise ValueError(
+                f"model must be a registered model name or a PythonModel subclass, "
+                f"got {self._model!r}"
+            )
+        return _core.Simulation(self._model(**self._model_config), **self._options)
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:
@@ -388,7 +403,7 @@ class SeerParallelEnv(ParallelEnv):
             what = "finite" if not finite[i] else f"within [{self._act_low}, {self._act_high}]"
             raise ValueError(f"actions[{names[i]!r}] must be {what}, got {given[i].tolist()}")
 
-    def step(self, actions: dict[str, Any]):
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
         self._require_running()
         arr, alive = self._action_array(actions)
@@ -420,15 +435,17 @@ class SeerParallelEnv(ParallelEnv):
             self.agents = [a for a, te, tr in zip(live, term_list, trunc_list) if not (te or tr)]
         return observations, reward_d, term_d, trunc_d, info_d
 
-    def step_arrays(self, actions: np.ndarray):
+    def step_arrays(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The array fast path: one row per possible agent, no per-agent dicts.
 
         Args:
             actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box).
-              Rows of agents that are no longer live are ignored.
+                Rows of agents that are no longer live are ignored.
 
         Returns:
-            ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
+            tuple: ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
             terminations[num_agents] bool, truncations[num_agents] bool)``.
         """
         self._require_running()
@@ -510,6 +527,6 @@ class SeerParallelEnv(ParallelEnv):
         saved = state.pop("_saved_sim")
         self.__dict__.update(state)
         self._rows_to_dicts = _rows_to_dicts_function(self._info_keys)
-        self.sim = _core.Simulation(self._model, self._model_config, **self._options)
+        self.sim = self._new_simulation()
         if saved is not None:
             self.sim.load(saved)

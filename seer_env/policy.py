@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from pettingzoo import ParallelEnv
 
 __all__ = ["LatencyReport", "MlpPolicy", "run_decision_loop", "torch_available"]
 
@@ -193,8 +194,8 @@ class LatencyReport:
 
 
 def run_decision_loop(
-    env,
-    policy,
+    env: ParallelEnv,
+    policy: Callable[[np.ndarray], np.ndarray],
     steps: int,
     *,
     warmup: int = 3,

@@ -12,6 +12,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "interrupt.hpp"
+#include "python_model.hpp"
 #include "seer/errors.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
@@ -27,6 +28,7 @@ struct PySimulation {
   std::unique_ptr<Simulation> sim;
   std::string model_name;
   py::dict config;
+  bool python_model = false;  // a seer_env.PythonModel: serial executor only
   std::atomic<bool> busy{false};
 };
 
@@ -67,6 +69,28 @@ void bind_simulation(py::module_& m) {
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000)
+      .def(py::init([](const py::object& model, const py::dict& config,
+                       const std::string& executor, const py::object& num_threads, bool check,
+                       const py::object& event_budget) {
+             if (!config.empty()) {
+               throw std::invalid_argument(
+                   "config must be empty for a PythonModel instance (configure it in its "
+                   "constructor)");
+             }
+             SimulationOptions options = to_options(executor, num_threads, check, event_budget);
+             require_serial_for_python(options.executor, options.num_threads);
+             options.executor = "serial";
+             options.num_threads = 1;
+             auto self = std::make_unique<PySimulation>();
+             self->sim = std::make_unique<Simulation>(make_python_model(model), options);
+             self->model_name = self->sim->spec().name;
+             self->python_model = true;
+             return self;
+           }),
+           py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
+           py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
+           py::arg("event_budget") = 50'000'000,
+           "A Simulation of a seer_env.PythonModel instance (serial executor only).")
       .def("reset",
            [](PySimulation& self, const py::object& seed) {
              const std::uint64_t s = to_seed(seed);
@@ -95,8 +119,10 @@ void bind_simulation(py::module_& m) {
            "then needs reset()). Thread-safe; no effect when nothing runs.")
       .def("set_executor",
            [](PySimulation& self, const std::string& executor, const py::object& num_threads) {
+             const unsigned threads = to_num_threads(num_threads);
+             if (self.python_model) require_serial_for_python(executor, threads);
              BusyGuard guard(self.busy);
-             self.sim->set_executor(executor, to_num_threads(num_threads));
+             self.sim->set_executor(executor, threads);
            },
            py::arg("executor"), py::arg("num_threads") = 1)
       .def("digest", [](PySimulation& self) { return self.sim->digest(); },

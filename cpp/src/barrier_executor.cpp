@@ -31,15 +31,10 @@ void BarrierExecutor::bind(Dispatcher& dispatcher) {
 
 unsigned BarrierExecutor::owner_of(EntityId e) const { return owner_[e]; }
 
-void BarrierExecutor::Partition::push(const Event& event) {
-  heap.push_back(event);
-  std::push_heap(heap.begin(), heap.end(), EventAfter{});
-}
-
 void BarrierExecutor::Partition::emit(const Event& event) {
   const unsigned target = owner->owner_of(event.target);
   if (&owner->parts_[target] == this) {
-    push(event);
+    heap.push(event);
     return;
   }
   Partition& other = owner->parts_[target];
@@ -52,7 +47,7 @@ void BarrierExecutor::Partition::emit(const Event& event) {
 
 void BarrierExecutor::merge_mailbox(Partition& p) {
   std::lock_guard<std::mutex> lock(p.mailbox_mutex);
-  for (const Event& e : p.mailbox) p.push(e);
+  for (const Event& e : p.mailbox) p.heap.push(e);
   p.mailbox.clear();
 }
 
@@ -63,11 +58,11 @@ void BarrierExecutor::clear() {
   }
 }
 
-void BarrierExecutor::insert(const Event& event) { parts_[owner_of(event.target)].push(event); }
+void BarrierExecutor::insert(const Event& event) { parts_[owner_of(event.target)].heap.push(event); }
 
 void BarrierExecutor::collect_pending(std::vector<Event>& out) const {
   for (unsigned w = 0; w < pool_.size(); ++w) {
-    out.insert(out.end(), parts_[w].heap.begin(), parts_[w].heap.end());
+    parts_[w].heap.for_each([&out](const Event& e) { out.push_back(e); });
     out.insert(out.end(), parts_[w].mailbox.begin(), parts_[w].mailbox.end());
   }
 }
@@ -116,7 +111,7 @@ void BarrierExecutor::end_round(double t_end) {
     return;
   }
   ++rounds_;
-  horizon_ = std::min(lb + lookahead_, t_end);
+  horizon_ = safe_horizon(lb, lookahead_, t_end);
 }
 
 void BarrierExecutor::run_step(const StepWindow& window, StepStats& stats) {
@@ -153,17 +148,15 @@ void BarrierExecutor::worker(unsigned w, const StepWindow& window) {
   for (;;) {
     barrier_.arrive_and_wait();  // all sends of the round are in the mailboxes
     merge_mailbox(p);
-    p.local_min = std::min(p.local_min, p.heap.empty() ? kNever : p.heap.front().time);
+    p.local_min = std::min(p.local_min, p.heap.top_time());
     barrier_.arrive_and_wait([&] { end_round(window.t_end); });
     if (finished_) return;
     const double horizon = horizon_;
     p.local_min = kNever;
     try {
-      while (!p.heap.empty() && p.heap.front().time < horizon) {
+      while (p.heap.top_time() < horizon) {
         if (failed_.load(std::memory_order_relaxed)) break;
-        std::pop_heap(p.heap.begin(), p.heap.end(), EventAfter{});
-        const Event event = p.heap.back();
-        p.heap.pop_back();
+        const Event event = p.heap.pop();
         if (window.event_budget != 0 && p.events >= window.event_budget) {
           throw_event_budget(window);
         }

@@ -28,7 +28,10 @@ void Context::emit(Event& event) {
   if (!std::isfinite(event.time)) violation(event, "event time is not finite");
   if (event.target == self_) {
     if (event.time < now_) violation(event, "self-event scheduled before now");
-  } else if (event.time < now_ + spec_->lookahead) {
+  } else if (event.time < now_ + spec_->lookahead || !(event.time > now_)) {
+    // `> now` matters only when lookahead is below half an ulp of the clock
+    // (now + L == now): cross-entity events must still move time forward, or
+    // no conservative horizon could ever pass `now`.
     violation(event, "cross-entity event scheduled before now + lookahead");
   }
   event.source = self_;

@@ -20,26 +20,14 @@ void LockedExecutor::clear() {
   for (auto& p : parked_) p.clear();
 }
 
-void LockedExecutor::push(const Event& event) {
-  heap_.push_back(event);
-  std::push_heap(heap_.begin(), heap_.end(), EventAfter{});
-}
-
-Event LockedExecutor::pop() {
-  std::pop_heap(heap_.begin(), heap_.end(), EventAfter{});
-  Event e = heap_.back();
-  heap_.pop_back();
-  return e;
-}
-
 void LockedExecutor::collect_pending(std::vector<Event>& out) const {
-  out.insert(out.end(), heap_.begin(), heap_.end());
+  heap_.for_each([&out](const Event& e) { out.push_back(e); });
 }
 
 void LockedExecutor::initialize() {
   Buffer buffer;
   for (EntityId e = 0; e < dispatcher_->num_entities(); ++e) dispatcher_->init(e, buffer);
-  for (const Event& ev : buffer.events) push(ev);
+  for (const Event& ev : buffer.events) heap_.push(ev);
 }
 
 void LockedExecutor::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
@@ -76,7 +64,7 @@ void LockedExecutor::run_step(const StepWindow& window, StepStats& stats) {
       dispatcher_->action(a, window.t_begin, window.actions[a], buffer);
     }
   }
-  for (const Event& ev : buffer.events) push(ev);
+  for (const Event& ev : buffer.events) heap_.push(ev);
   failed_ = false;
   failure_ = nullptr;
   pool_.run([&](unsigned) { worker(window, stats); });
@@ -89,16 +77,16 @@ void LockedExecutor::worker(const StepWindow& window, StepStats& stats) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     if (failed_) return;
-    const bool have = !heap_.empty() && heap_.front().time < window.t_end;
+    const bool have = !heap_.empty() && heap_.top_time() < window.t_end;
     if (!have && active_.empty()) return;  // step finished
-    if (!have || (!active_.empty() && heap_.front().time >= *active_.begin() + lookahead_)) {
+    if (!have || (!active_.empty() && heap_.top_time() >= *active_.begin() + lookahead_)) {
       // Nothing safe yet: let the threads in flight finish.
       lock.unlock();
       std::this_thread::yield();
       lock.lock();
       continue;
     }
-    const Event event = pop();
+    const Event event = heap_.pop();
     active_.insert(event.time);
     if (busy_[event.target]) {  // its entity is held: park it, try the next
       parked_[event.target].push_back(event);
@@ -132,10 +120,10 @@ void LockedExecutor::worker(const StepWindow& window, StepStats& stats) {
       if (!failure_) failure_ = error;
       return;
     }
-    for (const Event& ev : buffer.events) push(ev);
+    for (const Event& ev : buffer.events) heap_.push(ev);
     for (const Event& ev : parked_[event.target]) {  // back in key order via the heap
       active_.erase(active_.find(ev.time));
-      push(ev);
+      heap_.push(ev);
     }
     parked_[event.target].clear();
   }

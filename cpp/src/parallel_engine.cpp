@@ -84,7 +84,7 @@ void ParallelEngine::prepare(Batch& batch) {
     Worker& me = workers_[w];
     me.lo = total * w / t;
     me.hi = total * (w + 1) / t;
-    me.ready.reserve(me.hi - me.lo);
+    if (me.ready.size() < me.hi - me.lo) me.ready.resize(me.hi - me.lo);
     me.mins.assign(batch.count, kNever);
     me.events.assign(batch.count, 0);
     me.cross_events.assign(batch.count, 0);
@@ -131,7 +131,7 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
   while (!batch.all_finished) {
     // Scan: publish my ready entities; remember the earliest of the others.
     std::fill(me.mins.begin(), me.mins.end(), kNever);
-    me.ready.clear();
+    EntityId* out = me.ready.data();  // sized to the slice in prepare()
     for (std::size_t i = instance_of_.empty() ? 0 : (me.lo < me.hi ? instance_of_[me.lo] : batch.count);
          i < batch.count && batch.offsets[i] < me.hi; ++i) {
       ParallelExecutor& inst = *batch.instances[i];
@@ -140,16 +140,22 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
       const std::uint64_t base = batch.offsets[i];
       const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
       const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
+      // The hottest loop of a round (once per entity): locals and raw
+      // pointers, so the compiler keeps the minimum in a register.
+      const ParallelExecutor::ScanSlot* slots = inst.scan_.get();
+      double later = me.mins[i];
       for (EntityId e = lo; e < hi; ++e) {
-        const double t = std::min(inst.queues_[e].top_time(), inst.queues_[e].inbox_bound());
+        const double inbox = bits_time(slots[e].inbox_min.load(std::memory_order_acquire));
+        const double t = slots[e].top < inbox ? slots[e].top : inbox;
         if (t < horizon) {
-          me.ready.push_back(static_cast<EntityId>(base + e));
-        } else {
-          me.mins[i] = std::min(me.mins[i], t);
+          *out++ = static_cast<EntityId>(base + e);
+        } else if (t < later) {
+          later = t;
         }
       }
+      me.mins[i] = later;
     }
-    executive_->push_batch(me.ready.data(), me.ready.size());
+    executive_->push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
     barrier_.arrive_and_wait();
     // Drain: claim ready entities in small batches until none is left. Batches
     // shrink with the list so that threads finish the round together.
@@ -196,7 +202,8 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
           continue;
         }
       }
-      me.mins[i] = std::min(me.mins[i], inst.queues_[e].top_time());
+      inst.publish_top(e);
+      me.mins[i] = std::min(me.mins[i], inst.scan_[e].top);
     }
   }
 }
@@ -228,7 +235,8 @@ void ParallelEngine::drain_entity(Worker& me, ParallelExecutor& inst, std::size_
     ++me.events[i];
     if (event.source != event.target) ++me.cross_events[i];
   }
-  me.mins[i] = std::min(me.mins[i], q.top_time());
+  inst.publish_top(e);
+  me.mins[i] = std::min(me.mins[i], inst.scan_[e].top);
 }
 
 void ParallelEngine::end_round(Batch& batch) {
@@ -243,7 +251,7 @@ void ParallelEngine::end_round(Batch& batch) {
       continue;
     }
     ++inst.rounds_;
-    inst.horizon_ = std::min(lb + inst.lookahead_, inst.window_->t_end);
+    inst.horizon_ = safe_horizon(lb, inst.lookahead_, inst.window_->t_end);
     all_finished = false;
   }
   executive_->reset();

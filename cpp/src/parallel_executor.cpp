@@ -1,5 +1,7 @@
 #include "seer/parallel_executor.hpp"
 
+#include <limits>
+
 namespace seer {
 
 ParallelExecutor::ParallelExecutor(unsigned num_threads)
@@ -15,10 +17,28 @@ void ParallelExecutor::bind(Dispatcher& dispatcher) {
   num_entities_ = dispatcher.num_entities();
   lookahead_ = dispatcher.spec().lookahead;
   queues_ = std::make_unique<LocalQueue[]>(num_entities_);
+  scan_ = std::make_unique<ScanSlot[]>(num_entities_);
+  for (EntityId e = 0; e < num_entities_; ++e) {
+    scan_[e].top = std::numeric_limits<double>::infinity();
+    queues_[e].bind_bound(&scan_[e].inbox_min);
+  }
+}
+
+void ParallelExecutor::insert(const Event& event) {
+  queues_[event.target].push_local(event);
+  publish_top(event.target);
 }
 
 void ParallelExecutor::clear() {
-  for (EntityId e = 0; e < num_entities_; ++e) queues_[e].clear(engine_->caller_pool());
+  for (EntityId e = 0; e < num_entities_; ++e) {
+    queues_[e].clear(engine_->caller_pool());
+    publish_top(e);
+  }
+}
+
+void ParallelExecutor::initialize() {
+  engine_->initialize(*this);
+  for (EntityId e = 0; e < num_entities_; ++e) publish_top(e);
 }
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
@@ -32,8 +52,6 @@ std::size_t ParallelExecutor::pending_count() const {
   for (EntityId e = 0; e < num_entities_; ++e) n += queues_[e].size();
   return n;
 }
-
-void ParallelExecutor::initialize() { engine_->initialize(*this); }
 
 void ParallelExecutor::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   engine_->parallel_for(n, fn);

@@ -18,7 +18,7 @@ void SerialExecutor::initialize() {
 }
 
 void SerialExecutor::collect_pending(std::vector<Event>& out) const {
-  out.insert(out.end(), queue_.items().begin(), queue_.items().end());
+  queue_.for_each([&out](const Event& e) { out.push_back(e); });
 }
 
 void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
@@ -33,8 +33,7 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (window.event_budget != 0 && stats.events >= window.event_budget) {
       throw_event_budget(window);
     }
-    const Event event = queue_.top();
-    queue_.pop();
+    const Event event = queue_.pop();
     d.event(event, *this);
     ++stats.events;
     if (event.source != event.target) ++stats.cross_events;

@@ -1,17 +1,73 @@
-"""``python -m seer_env.bench [--profile default|full] [--out DIR]``."""
+"""``python -m seer_env.bench``: run a profile, write JSON, Markdown and PNG plots."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
+import sys
 import time
 
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from seer_env.bench import report
-from seer_env.bench.machine import machine_info
+from seer_env.bench import callgrind, report
+from seer_env.bench.groups import Group
+from seer_env.bench.regret import regret_table
 from seer_env.bench.suites import SUITES
 from seer_env.bench.timing import run_interleaved, summarize
+from seer_env.stpa import hardware
+
+
+def load() -> tuple[float | None, float | None]:
+    """1-minute load average and CPU pressure (PSI some avg10, 0..1), now."""
+    try:
+        avg = round(os.getloadavg()[0], 2)
+    except OSError:
+        avg = None
+    pressure = hardware.cpu_pressure()
+    return avg, None if pressure is None else round(pressure, 3)
+
+
+def machine_info() -> dict:
+    """STPA's machine features plus what a reader needs to judge the noise."""
+    info = hardware.machine_features()
+    info["affinity"] = hardware.allowed_cpus()
+    info["python"] = platform.python_version()
+    info["platform"] = platform.platform()
+    info["load_start"], info["cpu_pressure_start"] = load()
+    return info
+
+
+def run_group(group: Group, progress: Progress) -> dict:
+    """Build a group's cases, time them interleaved, summarize, close them."""
+    task = progress.add_task(f"{group.label}: building", total=None)
+    cases, notes = group.build()
+    progress.update(task, description=group.label, total=group.rounds * len(cases))
+    try:
+        run_interleaved(
+            cases,
+            warmup_steps=group.warmup_steps,
+            rounds=group.rounds,
+            steps_per_turn=group.steps_per_turn,
+            progress=lambda: progress.advance(task),
+        )
+    finally:
+        for case in cases:
+            if case.close is not None:
+                case.close()
+        progress.remove_task(task)
+    rows = [summarize(c) for c in cases]
+    report.add_ratios(rows)
+    return {
+        "workload": group.workload,
+        "label": group.label,
+        "config": group.config,
+        "metric": group.metric,
+        "rows": rows,
+        "notes": notes,
+        "targets": report.check_targets(rows, group.targets),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -20,51 +76,51 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--profile", choices=sorted(SUITES), default="default")
     parser.add_argument("--out", default="bench/results")
     parser.add_argument("--only", default=None, help="run groups whose label contains this text")
+    parser.add_argument(
+        "--callgrind", action="store_true", help="add instructions/event (needs valgrind)"
+    )
     args = parser.parse_args(argv)
     console = Console()
     groups = SUITES[args.profile]()
     if args.only:
         groups = [g for g in groups if args.only.lower() in g.label.lower()]
     results = {"profile": args.profile, "machine": machine_info(), "groups": []}
+    results["machine"]["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
+    m = results["machine"]
     console.print(
-        f"[bold]seer_env bench[/] profile={args.profile} on {results['machine']['cpu_model']}"
-        f" ({results['machine']['usable_cpus']} usable CPUs)"
+        f"[bold]seer_env bench[/] profile={args.profile} on {m['cpu_model']} "
+        f"({m['usable_threads']} usable threads, load {m['load_start']})"
     )
     start = time.perf_counter()
-    with Progress(console=console, transient=True) as progress:
+    columns = [TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=console, transient=True) as progress:
         for group in groups:
-            cases = group.build()
-            task = progress.add_task(group.label, total=group.rounds * len(cases))
-            run_interleaved(
-                cases,
-                warmup_steps=group.warmup_steps,
-                rounds=group.rounds,
-                steps_per_turn=group.steps_per_turn,
-                progress=lambda task=task: progress.advance(task),
-            )
-            rows = [summarize(c) for c in cases]
-            report.add_ratios(rows)
-            results["groups"].append(
-                {
-                    "workload": group.workload,
-                    "label": group.label,
-                    "config": group.config,
-                    "rows": rows,
-                }
-            )
-            progress.remove_task(task)
+            result = run_group(group, progress)
+            results["groups"].append(result)
+            rows = result["rows"]
             best = min(rows, key=lambda r: r["median_ms"])
             console.print(
                 f"  {group.label}: serial {rows[0]['median_ms']:.3f} ms, best {best['name']} "
                 f"{best['median_ms']:.3f} ms ({best['speedup_vs_serial']:.2f}x)"
             )
-            del cases
+    results["regret"] = regret_table(results["groups"])
+    if args.callgrind:
+        with console.status("callgrind: instructions per event"):
+            results["callgrind"] = callgrind.run()
+    m["load_end"], m["cpu_pressure_end"] = load()
     results["seconds"] = time.perf_counter() - start
+    # Raw Markdown, unwrapped: it is meant to be pasted (and rich's tables wrap badly).
+    console.print(report.markdown(results), markup=False, highlight=False, soft_wrap=True)
     for path in report.write(results, args.out):
         console.print(f"wrote {path}")
-    console.print(report.markdown(results))
     return results
 
 
 if __name__ == "__main__":
+    # NumPy's BLAS threads (the policy's matmuls) spin after each call and would
+    # steal the runtime's cores. BLAS reads the variable when NumPy loads, which
+    # has happened by now (seer_env imports it): set it and start over once.
+    if os.environ.get("OMP_NUM_THREADS") != "1":
+        os.environ["OMP_NUM_THREADS"] = "1"
+        os.execv(sys.executable, [sys.executable, "-m", "seer_env.bench", *sys.argv[1:]])
     main()

@@ -1,108 +1,184 @@
-"""Writes benchmark results: JSON, a Markdown table, PNG plots."""
+"""Benchmark results as ratios, and as files: JSON, a Markdown table, PNG plots."""
 
 from __future__ import annotations
 
 import json
 import os
 
-import matplotlib
+from seer_env.bench import plots
+from seer_env.bench.groups import Target
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+BASELINES = ("reference", "async-vec", "supersuit")
+LOADED = 0.2  # CPU pressure (PSI some avg10) above which timings are flagged as noisy
 
 
 def add_ratios(rows: list[dict]) -> None:
-    """Speed-up of each case vs the group's serial case (serial / case)."""
-    serial = next((r for r in rows if r["name"] == "serial"), None)
+    """Speed-up vs serial and vs each baseline: ``other median / this median`` (> 1: faster)."""
+    by_name = {r["name"]: r for r in rows}
     for r in rows:
-        r["speedup_vs_serial"] = serial["median_ms"] / r["median_ms"] if serial else None
+        for other in ("serial", *BASELINES):
+            key = "speedup_vs_serial" if other == "serial" else f"vs_{other}"
+            base = by_name.get(other)
+            r[key] = base["median_ms"] / r["median_ms"] if base and r["median_ms"] > 0 else None
+
+
+def check_targets(rows: list[dict], targets: tuple[Target, ...]) -> list[dict]:
+    """Each target's measured ratio and whether it holds (None: a case is missing)."""
+    by_name = {r["name"]: r for r in rows}
+    out = []
+    for t in targets:
+        case, base = by_name.get(t.case), by_name.get(t.baseline)
+        ratio = base["median_ms"] / case["median_ms"] if case and base else None
+        out.append(
+            {
+                "text": t.text,
+                "case": t.case,
+                "baseline": t.baseline,
+                "required_ratio": t.min_ratio,
+                "ratio": ratio,
+                "met": None if ratio is None else ratio >= t.min_ratio,
+            }
+        )
+    return out
+
+
+def is_loaded(machine: dict) -> bool:
+    """Whether other processes competed for the CPUs during the run."""
+    pressures = [machine.get(k) for k in ("cpu_pressure_start", "cpu_pressure_end")]
+    return any(p is not None and p > LOADED for p in pressures)
+
+
+def _x(value, fmt: str = "{:.2f}x") -> str:
+    return fmt.format(value) if value is not None else "-"
+
+
+def _case_label(r: dict) -> str:
+    if r["name"] == "auto":
+        return f"auto ({r['choice']})"
+    if r.get("kind") == "baseline" and r.get("copies", 1) > 1:
+        return f"{r['name']} ({r['copies']} envs, {r['processes']} procs)"
+    return r["name"]
+
+
+def group_table(group: dict) -> list[str]:
+    """The Markdown table of one group."""
+    rows = group["rows"]
+    parts = "policy_median_ms" in rows[0]
+    present = [b for b in BASELINES if any(r["name"] == b for r in rows)]
+    head = ["case", "median ms", "p95 ms"]
+    head += ["policy ms", "env ms"] if parts else []
+    head += ["events/s", "vs serial", *(f"vs {b}" for b in present)]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for r in rows:
+        eps = r.get("events_per_s")
+        cells = [_case_label(r), f"{r['median_ms']:.3f}", f"{r['p95_ms']:.3f}"]
+        if parts:
+            cells += [f"{r.get('policy_median_ms', 0):.3f}", f"{r.get('env_median_ms', 0):.3f}"]
+        cells += [f"{eps / 1e6:.2f} M" if eps else "-", _x(r.get("speedup_vs_serial"))]
+        cells += [_x(r.get(f"vs_{b}")) for b in present]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def target_lines(group: dict, loaded: bool) -> list[str]:
+    """One line per target of the group: measured, required, met."""
+    lines = []
+    for t in group.get("targets", []):
+        if t["ratio"] is None:
+            lines.append(f"- {t['text']}: not measured (no `{t['case']}` or `{t['baseline']}`)")
+            continue
+        change = 1.0 / t["ratio"] - 1.0
+        verdict = "met" if t["met"] else "**missed**"
+        noise = " (loaded machine: not a verdict)" if loaded else ""
+        lines.append(
+            f"- {t['text']}: {t['ratio']:.2f}x, i.e. latency {abs(change):.0%} "
+            f"{'lower' if change <= 0 else 'higher'} "
+            f"(needs {t['required_ratio']:.2f}x): {verdict}{noise}"
+        )
+    return lines
+
+
+def regret_lines(regret: list[dict]) -> list[str]:
+    """The STPA regret table."""
+    if not regret:
+        return []
+    cols = list(regret[0]["fixed_ms"])
+    head = ["group", "events/step", *cols, "auto", "choice", "best", "regret"]
+    head += ["choice regret", "vs serial", "preflight s"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for r in regret:
+        ev = r["events_per_step"]
+        cells = [r["label"], f"{ev:.0f}" if ev is not None else "-"]
+        cells += [f"{r['fixed_ms'].get(c, float('nan')):.3f}" for c in cols]
+        cells += [f"{r['auto_ms']:.3f}", r["choice"], r["best"], f"{r['regret']:+.1%}"]
+        cr = r["choice_regret"]
+        cells += [f"{cr:+.1%}" if cr is not None else "-", f"{r['vs_serial']:+.1%}"]
+        pf = r["preflight_s"]
+        cells.append(f"{pf:.3f}" if pf is not None else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def machine_line(m: dict) -> str:
+    """Who measured: CPU, usable threads, affinity, load."""
+    return (
+        f"Machine: {m['cpu_model']}, {m['usable_threads']} usable threads "
+        f"({m['physical_cores']} physical cores, affinity {m['affinity']}, "
+        f"cgroup quota {m['cgroup_quota_cpus']}); load average {m['load_start']} at start, "
+        f"{m['load_end']} at end; CPU pressure {m['cpu_pressure_start']} / "
+        f"{m['cpu_pressure_end']}; Python {m['python']}."
+    )
 
 
 def markdown(results: dict) -> str:
-    """One table per group."""
-    lines = [
-        f"Machine: {results['machine']['cpu_model']}, "
-        f"{results['machine']['usable_cpus']} usable CPUs "
-        f"(affinity {results['machine']['affinity']}).",
+    """Machine, one table per group (with its targets), STPA regret, callgrind."""
+    m = results["machine"]
+    loaded = is_loaded(m)
+    took = f"Profile `{results['profile']}`, {results.get('seconds', 0):.0f} s. "
+    lines = [took + machine_line(m), ""]
+    if loaded:
+        lines += [
+            "**Loaded machine**: other processes competed for the CPUs during this run, "
+            "so thread-count comparisons are noise-dominated; ratios between single-threaded "
+            "cases hold better. The callgrind line does not depend on load.",
+            "",
+        ]
+    lines += [
+        "Ratios are `other median / this median`: above 1 this case is that many times "
+        "faster than the other.",
         "",
     ]
     for group in results["groups"]:
-        lines += [
-            f"### {group['label']}",
-            "",
-            "| case | median ms | p95 ms | events/s | speed-up vs serial |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for r in group["rows"]:
-            eps = f"{r['events_per_s'] / 1e6:.2f} M" if r.get("events_per_s") else "-"
-            sp = f"{r['speedup_vs_serial']:.2f}x" if r.get("speedup_vs_serial") else "-"
-            lines.append(
-                f"| {r['name']} | {r['median_ms']:.3f} | {r['p95_ms']:.3f} | {eps} | {sp} |"
-            )
+        lines += [f"### {group['label']}", "", f"Latency of one {group['metric']}.", ""]
+        lines += group_table(group)
+        lines += [""] + [f"Note: {n}" for n in group.get("notes", [])]
+        lines += target_lines(group, loaded)
+        lines.append("")
+    if results.get("regret"):
+        lines += ["### STPA regret (auto vs every fixed choice, median ms)", ""]
+        lines += regret_lines(results["regret"]) + [""]
+    cg = results.get("callgrind")
+    if cg:
+        lines += ["### Cost model: callgrind instructions per event", ""]
+        if cg.get("skipped"):
+            lines.append(f"Skipped: {cg['skipped']}")
+        else:
+            lines.append(f"{cg['workload']}:")
+            lines += [""] + [
+                f"- {r['executor']}: {r['instructions_per_event']:.0f} instructions/event"
+                for r in cg["rows"]
+            ]
         lines.append("")
     return "\n".join(lines)
-
-
-def plot_latency_vs_threads(results: dict, path: str) -> None:
-    """Parallel step latency against threads, one line per group, serial dashed."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for group in results["groups"]:
-        par = [r for r in group["rows"] if r.get("executor") == "parallel"]
-        if not par:
-            continue
-        (line,) = ax.plot(
-            [r["threads"] for r in par],
-            [r["median_ms"] for r in par],
-            marker="o",
-            label=group["label"],
-        )
-        serial = next((r for r in group["rows"] if r["name"] == "serial"), None)
-        if serial:
-            ax.axhline(serial["median_ms"], color=line.get_color(), linestyle="--", linewidth=0.8)
-    ax.set_xlabel("threads (parallel executor)")
-    ax.set_ylabel("median step latency (ms); dashed: serial")
-    ax.set_yscale("log")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_speedups(results: dict, path: str) -> None:
-    """Speed-up vs serial of every case, grouped bars."""
-    groups = results["groups"]
-    fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(groups)), 4.5))
-    names = sorted({r["name"] for g in groups for r in g["rows"] if r["name"] != "serial"})
-    width = 0.8 / max(1, len(names))
-    for i, name in enumerate(names):
-        xs, ys = [], []
-        for j, g in enumerate(groups):
-            r = next((r for r in g["rows"] if r["name"] == name), None)
-            if r and r.get("speedup_vs_serial"):
-                xs.append(j + i * width)
-                ys.append(r["speedup_vs_serial"])
-        ax.bar(xs, ys, width=width, label=name)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
-    ax.set_xticklabels([g["label"] for g in groups], rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("speed-up vs serial (x)")
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def write(results: dict, out_dir: str) -> list[str]:
     """Write every output file; returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
-    paths = [
-        os.path.join(out_dir, n)
-        for n in ("results.json", "results.md", "latency_vs_threads.png", "speedup.png")
-    ]
-    with open(paths[0], "w") as f:
-        json.dump(results, f, indent=2)
-    with open(paths[1], "w") as f:
+    json_path = os.path.join(out_dir, "results.json")
+    md_path = os.path.join(out_dir, "results.md")
+    with open(json_path, "w") as f:
+        json.dump(results, f, indent=1)
+    with open(md_path, "w") as f:
         f.write(markdown(results))
-    plot_latency_vs_threads(results, paths[2])
-    plot_speedups(results, paths[3])
-    return paths
+    return [json_path, md_path, *plots.write_all(results, out_dir)]

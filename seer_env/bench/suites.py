@@ -1,111 +1,100 @@
-"""The benchmark configurations: what is compared with what.
+"""The benchmark profiles: which groups run, at what size and how often.
 
-A suite is a list of groups; each group is one workload configuration whose
-cases (executors, thread counts, baselines) are timed interleaved, side by
-side, and reported relative to the group's serial case.
+* ``smoke``: tiny configurations, seconds; checks the machinery (tests use it).
+* ``default`` (``make bench``): the issue's target configurations, PHOLD
+  small and large, and a few STPA-only groups; under 5 minutes on 2 cores.
+* ``full`` (``make bench-full``): sizes swept up to PCS 256x256, Aircraft
+  4096 UAVs and PHOLD 65536 entities, and compute / communication intensity.
+
+Every group compares serial, parallel at each thread count, locked, barrier
+and auto (STPA); PCS and Aircraft groups add the reference env directly, under
+``AsyncVectorEnv`` and under SuperSuit; PHOLD groups add the Python reference
+where it models the same work. ``stpa`` groups compare only serial, parallel
+and auto: they are the STPA regret sweep.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-
 import numpy as np
 
-import seer_env
-from seer_env.bench.machine import usable_cpus
-from seer_env.bench.timing import Case
+from seer_env.bench import aircraft, pcs, phold
+from seer_env.bench.groups import Group
 
 
-@dataclasses.dataclass
-class Group:
-    """One workload configuration and how to build its cases."""
-
-    workload: str
-    label: str
-    config: dict
-    build: Callable[[], list[Case]]
-    steps_per_turn: int = 5
-    rounds: int = 5
-    warmup_steps: int = 3
-
-
-def thread_counts() -> list[int]:
-    """1, 2, 4, ... up to the usable CPUs (always including that count)."""
-    n = usable_cpus()
-    counts = [1]
-    while counts[-1] * 2 <= n:
-        counts.append(counts[-1] * 2)
-    if counts[-1] != n:
-        counts.append(n)
-    return counts
+def stpa_groups(quick: bool) -> list[Group]:
+    """Configurations where picking the pool size is hard: tiny, huge, many rounds."""
+    kw = dict(engines=False, workload="stpa")
+    ph = dict(reference=False, **kw)
+    groups = [
+        phold.group(64, label="STPA: PHOLD 64", **ph),
+        phold.group(1024, lookahead=0.01, label="STPA: PHOLD 1k, L=0.01", **ph),
+        pcs.group(16, baselines=False, **kw),
+    ]
+    if not quick:
+        groups += [
+            phold.group(1024, 500, label="STPA: PHOLD 1k, work 500", **ph),
+            phold.group(65536, 200, label="STPA: PHOLD 64k, work 200", steps=1, **ph),
+            pcs.group(8, baselines=False, **kw),
+            pcs.group(32, phones_per_cell=64, baselines=False, **kw),
+        ]
+    return groups
 
 
-def executor_variants(include_baselines: bool = True) -> list[tuple[str, int]]:
-    """(executor, threads) pairs: serial, parallel at each count, the baselines."""
-    variants = [("serial", 1)] + [("parallel", t) for t in thread_counts()]
-    if include_baselines:
-        top = thread_counts()[-1]
-        for name in seer_env.executor_names():
-            if name not in ("serial", "parallel"):
-                variants.append((name, top))
-    return variants
-
-
-# -- PHOLD --------------------------------------------------------------------------------
-
-
-def phold_cases(config: dict) -> list[Case]:
-    """Every executor variant on one PHOLD configuration."""
-    cases = []
-    for executor, threads in executor_variants():
-        sim = seer_env.Simulation("phold", config, executor=executor, num_threads=threads)
-        sim.reset(0)
-
-        def step(sim=sim):
-            sim.run_until(sim.now + 1.0)
-
-        cases.append(
-            Case(
-                name=f"{executor}-{threads}" if executor != "serial" else "serial",
-                step=step,
-                events_per_step=lambda sim=sim: sim.last_step["events"],
-                meta={"executor": executor, "threads": threads},
-            )
-        )
-    return cases
-
-
-def phold_group(entities: int, work: int, label: str, steps: int = 5) -> Group:
-    """PHOLD with `entities`, one token each, 25% remote, `work` units per event."""
-    config = dict(num_entities=entities, population=1, remote=0.25, work=work, dt=1.0)
-    return Group("phold", label, config, lambda: phold_cases(config), steps_per_turn=steps)
+def smoke_suite() -> list[Group]:
+    """Tiny groups, every kind of case, a couple of samples each."""
+    few = dict(rounds=2, steps=1)
+    groups = [
+        pcs.group(8, targets=True, **few),
+        aircraft.group(16, targets=True, **few),
+        phold.group(64, **few),
+        phold.group(64, label="STPA: PHOLD 64", engines=False, reference=False, **few),
+    ]
+    groups[-1].workload = "stpa"
+    for g in groups:
+        g.warmup_steps = 1
+    return groups
 
 
 def default_suite() -> list[Group]:
     """The ``make bench`` profile: a few minutes on 2 cores."""
     return [
-        phold_group(4096, 0, "PHOLD 4096, ~0.15 us/event"),
-        phold_group(4096, 400, "PHOLD 4096, ~0.5 us/event"),
-        phold_group(4096, 4000, "PHOLD 4096, ~5 us/event", steps=2),
+        pcs.group(32),
+        pcs.group(64, move_interval=450.0, targets=True),
+        aircraft.group(256),
+        aircraft.group(1024, targets=True),
+        phold.group(1024, label="PHOLD small: 1024, ~0.15 us/event"),
+        phold.group(16384, label="PHOLD large: 16384, ~0.15 us/event", steps=1),
+        phold.group(4096, 4000, label="PHOLD heavy: 4096, ~5 us/event", steps=1),
+        *stpa_groups(quick=True),
     ]
 
 
 def full_suite() -> list[Group]:
-    """``make bench-full``: sweeps sizes and intensities."""
+    """``make bench-full``: sizes and intensities swept (tens of minutes on 2 cores)."""
     groups = []
+    for size in (32, 64, 128, 256):
+        for move in (4500.0, 450.0, 45.0):  # communication intensity: handoffs per step
+            steps = 3 if size <= 64 else 1
+            target = (size, move) == (64, 450.0)
+            # A pure-Python step of 256x256 takes tens of seconds: runtime cases only.
+            baselines = size <= 128
+            groups.append(pcs.group(size, move, targets=target, steps=steps, baselines=baselines))
+    for n in (256, 1024, 4096):
+        groups.append(aircraft.group(n, targets=n == 1024, steps=3 if n <= 1024 else 1))
     for entities in (1024, 4096, 16384, 65536):
-        for work in (0, 400, 4000):
-            steps = max(1, 5 * 4096 // entities) if work < 4000 else 1
-            groups.append(phold_group(entities, work, f"PHOLD {entities}, work {work}", steps))
-    return groups
+        for work in (0, 400, 4000):  # compute intensity: ~1 ns per unit
+            steps = 1 if entities * max(work, 100) > 4096 * 400 else 3
+            groups.append(phold.group(entities, work, steps=steps))
+    for remote in (0.05, 0.75):  # communication intensity (0.25 is in the sweep above)
+        groups.append(phold.group(16384, 400, remote=remote, steps=1))
+    return groups + stpa_groups(quick=False)
 
 
-SUITES = {"default": default_suite, "full": full_suite}
+SUITES = {"smoke": smoke_suite, "default": default_suite, "full": full_suite}
 
 
 def random_actions(space, n: int, seed: int) -> np.ndarray:
-    """A fixed batch of valid actions for `n` agents."""
+    """A fixed batch of valid actions for ``n`` agents (used by ``seer_env.demo``)."""
     rng = np.random.default_rng(seed)
     if hasattr(space, "n"):
         return rng.integers(0, space.n, size=n, dtype=np.int64)

@@ -2,7 +2,8 @@
 
 Each case is a callable running one step. After a warm-up, the cases take
 turns: round r runs every case for ``steps_per_turn`` steps before round r+1,
-so a burst of noise from another process hits all cases alike.
+and the turn order rotates every round, so a burst of noise from another
+process hits all cases alike.
 """
 
 from __future__ import annotations
@@ -13,17 +14,31 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+# Idle runtime pools spin ~200 us before parking (docs/runtime.md): pause a
+# little longer between turns so one case's spinning workers never steal the
+# cores of the next case's timed steps.
+SETTLE_S = 300e-6
+
 
 @dataclasses.dataclass
 class Case:
-    """One thing to time: ``step()`` advances it by one step."""
+    """One thing to time: ``step()`` advances it by one step.
+
+    ``step()`` may return a dict ``{part: seconds}`` splitting its own time
+    (e.g. policy vs env for an inference step); the parts are summarized too.
+    ``wake`` cases (thread pools) get one untimed step at the start of each
+    turn, so a timed step never pays for waking a parked pool.
+    """
 
     name: str
-    step: Callable[[], object]
+    step: Callable[[], dict | None]
     events_per_step: Callable[[], float] | None = None
     meta: dict = dataclasses.field(default_factory=dict)
+    wake: bool = False
+    close: Callable[[], None] | None = None
     samples: list[float] = dataclasses.field(default_factory=list)
     events: list[float] = dataclasses.field(default_factory=list)
+    parts: dict[str, list[float]] = dataclasses.field(default_factory=dict)
 
 
 def run_interleaved(
@@ -38,12 +53,18 @@ def run_interleaved(
     for case in cases:
         for _ in range(warmup_steps):
             case.step()
-    for _ in range(rounds):
-        for case in cases:
+    order = list(cases)
+    for r in range(rounds):
+        for case in order[r % len(order) :] + order[: r % len(order)]:
+            time.sleep(SETTLE_S)
+            if case.wake:
+                case.step()
             for _ in range(steps_per_turn):
                 start = time.perf_counter()
-                case.step()
+                parts = case.step()
                 case.samples.append(time.perf_counter() - start)
+                for name, seconds in (parts or {}).items():
+                    case.parts.setdefault(name, []).append(seconds)
                 if case.events_per_step is not None:
                     case.events.append(case.events_per_step())
             if progress is not None:
@@ -51,17 +72,20 @@ def run_interleaved(
 
 
 def summarize(case: Case) -> dict:
-    """Median and p95 step latency, events/s."""
+    """Median and p95 step latency, events/s, and the median of each part."""
     s = np.asarray(case.samples)
+    median = float(np.median(s))
     out = {
         "name": case.name,
-        "median_ms": float(np.median(s) * 1e3),
+        "median_ms": median * 1e3,
         "p95_ms": float(np.percentile(s, 95) * 1e3),
         "steps": int(s.size),
         **case.meta,
     }
+    for name, values in case.parts.items():
+        out[f"{name}_median_ms"] = float(np.median(values) * 1e3)
     if case.events:
         ev = float(np.mean(case.events))
         out["events_per_step"] = ev
-        out["events_per_s"] = ev / float(np.median(s)) if np.median(s) > 0 else None
+        out["events_per_s"] = ev / median if median > 0 else None
     return out

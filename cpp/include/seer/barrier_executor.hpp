@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "seer/event_heap.hpp"
 #include "seer/executor.hpp"
 #include "seer/spin_barrier.hpp"
 #include "seer/thread_pool.hpp"
@@ -36,10 +37,9 @@ class BarrierExecutor final : public Executor {
  private:
   struct alignas(64) Partition final : EventSink {
     void emit(const Event& event) override;
-    void push(const Event& event);
     BarrierExecutor* owner = nullptr;
     EntityId lo = 0, hi = 0;
-    std::vector<Event> heap;       // this thread's events, min-heap by key
+    EventHeap heap;                // this thread's events, key order
     std::mutex mailbox_mutex;
     std::vector<Event> mailbox;    // events from other threads
     double local_min = 0.0;

@@ -7,6 +7,10 @@
 //
 // Within one horizon round the executor pushes, then (after a barrier) pops,
 // so pop() is a single fetch_add: lock-free, no ABA, no per-item CAS loop.
+// Protocol (the executor keeps it; nothing checks it): push only between a
+// reset() and the first pop of a round (a failed pop moves head past tail, so
+// later pushes would be lost), and at most capacity() accepted pushes per
+// round (each entity at most once, so the entity count is the capacity).
 #pragma once
 
 #include <algorithm>

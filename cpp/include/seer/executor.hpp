@@ -2,6 +2,8 @@
 // in which order (and on how many threads) handlers run.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -55,6 +57,14 @@ class Executor {
   // Calls fn(i) for i in [0, n), possibly in parallel; for boundary work.
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) = 0;
 };
+
+// The conservative horizon: every event with time < the result is safe
+// when LB is the earliest pending time. LB + L, but at least the next double
+// after LB (cross-entity events are strictly later than their sender's now,
+// which matters when L is below half an ulp of LB), and at most t_end.
+inline double safe_horizon(double lb, double lookahead, double t_end) {
+  return std::min(std::max(lb + lookahead, std::nextafter(lb, INFINITY)), t_end);
+}
 
 // Throws EventBudgetExceeded for `window` (shared by executors).
 [[noreturn]] void throw_event_budget(const StepWindow& window);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "seer/event.hpp"
+#include "seer/event_heap.hpp"
 
 namespace seer {
 
@@ -69,11 +70,24 @@ inline const std::uint64_t kNeverBits = time_bits(std::numeric_limits<double>::i
 
 class alignas(64) LocalQueue {
  public:
+  LocalQueue() = default;
+  LocalQueue(const LocalQueue&) = delete;
+  LocalQueue& operator=(const LocalQueue&) = delete;
+
+  // Keeps the inbox bound in `slot` instead of inside this object, so that an
+  // executor can lay the bounds of all entities out densely for its scans.
+  // Call before any push. Not thread-safe.
+  void bind_bound(std::atomic<std::uint64_t>* slot) {
+    slot->store(inbox_min_->load(std::memory_order_relaxed), std::memory_order_relaxed);
+    inbox_min_ = slot;
+  }
+
   // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
   void push_remote(EventNode* node) {
-    // Read the time before publishing: once the CAS succeeds the consumer may
-    // drain the node and its worker reuse it for another event (a data race
-    // ThreadSanitizer found in test_models_executors).
+    // Read the time before publishing: once the CAS succeeds the node belongs
+    // to the consumer, which may drain it and hand it to its worker's pool for
+    // reuse at once; reading node->event after the CAS was a data race (found
+    // by ThreadSanitizer in test_local_queue / test_parallel_phold).
     const std::uint64_t bits = time_bits(node->event.time);
     node->next = inbox_.load(std::memory_order_relaxed);
     // acq_rel: release publishes the node; acquire orders our inbox_min_ update
@@ -85,9 +99,9 @@ class alignas(64) LocalQueue {
     // is harmless (the entity is looked at once more for nothing); a missing
     // one is impossible because the bound is lowered after the push and
     // reset by the consumer before it takes the inbox.
-    std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
-    while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
-                                                          std::memory_order_relaxed)) {
+    std::uint64_t cur = inbox_min_->load(std::memory_order_relaxed);
+    while (bits < cur && !inbox_min_->compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
+                                                           std::memory_order_relaxed)) {
     }
   }
 
@@ -95,7 +109,7 @@ class alignas(64) LocalQueue {
   // Moves every inbox event into the heap, returning nodes to `pool`.
   void drain(NodePool& pool) {
     if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
-    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);  // reset before taking
+    inbox_min_->store(kNeverBits, std::memory_order_seq_cst);  // reset before taking
     // acquire: pairs with the producers' release CAS.
     EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
     while (n != nullptr) {
@@ -105,35 +119,23 @@ class alignas(64) LocalQueue {
       n = next;
     }
   }
-  void push_local(const Event& e) {
-    heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), EventAfter{});
-    top_time_ = heap_.front().time;
-  }
+  void push_local(const Event& e) { heap_.push(e); }
   bool empty_local() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
-  Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), EventAfter{});
-    Event e = heap_.back();
-    heap_.pop_back();
-    top_time_ = heap_.empty() ? kNever : heap_.front().time;
-    return e;
-  }
-  // Time of the earliest heap event (+inf when empty); cached so that the
-  // executor's per-round scan touches one cache line per entity.
-  double top_time() const { return top_time_; }
+  const Event& top() const { return heap_.top(); }
+  Event pop() { return heap_.pop(); }
+  // Time of the earliest heap event (+inf when empty).
+  double top_time() const { return heap_.top_time(); }
   // Lower bound on the time of anything in the inbox (+inf when empty).
-  double inbox_bound() const { return bits_time(inbox_min_.load(std::memory_order_acquire)); }
+  double inbox_bound() const { return bits_time(inbox_min_->load(std::memory_order_acquire)); }
 
   // -- Outside a step (single-threaded).
   void clear(NodePool& pool) {
     drain(pool);
     heap_.clear();
-    top_time_ = kNever;
   }
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (const Event& e : heap_) fn(e);
+    heap_.for_each(fn);
     for (EventNode* n = inbox_.load(std::memory_order_acquire); n != nullptr; n = n->next) {
       fn(n->event);
     }
@@ -146,10 +148,9 @@ class alignas(64) LocalQueue {
 
  private:
   std::atomic<EventNode*> inbox_{nullptr};
-  std::atomic<std::uint64_t> inbox_min_{kNeverBits};
-  static constexpr double kNever = std::numeric_limits<double>::infinity();
-  double top_time_ = kNever;
-  std::vector<Event> heap_;  // owner-private min-heap by key
+  std::atomic<std::uint64_t> own_bound_{kNeverBits};
+  std::atomic<std::uint64_t>* inbox_min_ = &own_bound_;  // see bind_bound()
+  EventHeap heap_;  // owner-private, key order
 };
 
 }  // namespace seer

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "seer/event_heap.hpp"
 #include "seer/executor.hpp"
 #include "seer/thread_pool.hpp"
 
@@ -26,7 +27,7 @@ class LockedExecutor final : public Executor {
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;
-  void insert(const Event& event) override { push(event); }
+  void insert(const Event& event) override { heap_.push(event); }
   void collect_pending(std::vector<Event>& out) const override;
   std::size_t pending_count() const override { return heap_.size(); }
   void run_step(const StepWindow& window, StepStats& stats) override;
@@ -38,15 +39,13 @@ class LockedExecutor final : public Executor {
     void emit(const Event& event) override { events.push_back(event); }
     std::vector<Event> events;
   };
-  void push(const Event& event);
-  Event pop();
   void worker(const StepWindow& window, StepStats& stats);
 
   ThreadPool pool_;
   Dispatcher* dispatcher_ = nullptr;
   double lookahead_ = 0.0;
   std::mutex mutex_;  // guards everything below
-  std::vector<Event> heap_;
+  EventHeap heap_;
   std::vector<std::uint8_t> busy_;
   std::vector<std::vector<Event>> parked_;
   std::multiset<double> active_;  // times of events in flight or parked

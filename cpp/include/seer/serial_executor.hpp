@@ -3,9 +3,9 @@
 // and obviously right.
 #pragma once
 
-#include <queue>
 #include <vector>
 
+#include "seer/event_heap.hpp"
 #include "seer/executor.hpp"
 
 namespace seer {
@@ -15,7 +15,7 @@ class SerialExecutor final : public Executor, private EventSink {
   std::string name() const override { return "serial"; }
   unsigned num_threads() const override { return 1; }
   void bind(Dispatcher& dispatcher) override { dispatcher_ = &dispatcher; }
-  void clear() override { queue_ = Queue(); }
+  void clear() override { queue_.clear(); }
   void initialize() override;
   void insert(const Event& event) override { queue_.push(event); }
   void collect_pending(std::vector<Event>& out) const override;
@@ -28,12 +28,8 @@ class SerialExecutor final : public Executor, private EventSink {
  private:
   void emit(const Event& event) override { queue_.push(event); }
 
-  // A heap over a vector we can also read (collect_pending).
-  struct Queue : std::priority_queue<Event, std::vector<Event>, EventAfter> {
-    const std::vector<Event>& items() const { return c; }
-  };
   Dispatcher* dispatcher_ = nullptr;
-  Queue queue_;
+  EventHeap queue_;  // every pending event, in key order
 };
 
 }  // namespace seer

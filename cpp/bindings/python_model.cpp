@@ -1,0 +1,291 @@
+#include "python_model.hpp"
+
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "seer/errors.hpp"
+
+namespace py = pybind11;
+
+namespace seer::bindings {
+namespace {
+
+// The Python exception as text (type, message, traceback summary).
+std::string python_error(const py::error_already_set& error) { return error.what(); }
+
+py::object readonly_view(const py::array& array) {
+  py::object view = array.attr("view")();
+  view.attr("flags").attr("writeable") = false;
+  return view;
+}
+
+}  // namespace
+
+Context& PyHandlerContext::get() const {
+  if (ctx == nullptr) {
+    throw CallOrderError("handler context used outside its handler (do not keep `ctx`)");
+  }
+  return *ctx;
+}
+
+void require_serial_for_python(const std::string& executor, unsigned num_threads) {
+  if (executor != "serial") {
+    throw std::invalid_argument(
+        "executor must be 'serial' for a PythonModel (its handlers hold the GIL, so they run one "
+        "at a time; port the model to C++ to run it in parallel), got '" +
+        executor + "'");
+  }
+  if (num_threads != 1) {
+    throw std::invalid_argument("num_threads must be 1 for a PythonModel, got " +
+                                std::to_string(num_threads));
+  }
+}
+
+PythonModel::PythonModel(py::object impl) : impl_(std::move(impl)) {
+  const py::dict layout = impl_.attr("_runtime_layout")();
+  const py::dict s = layout["spec"];
+  spec_.name = s["name"].cast<std::string>();
+  spec_.num_entities = s["num_entities"].cast<std::uint32_t>();
+  spec_.num_agents = s["num_agents"].cast<std::uint32_t>();
+  spec_.agent_prefix = s["agent_prefix"].cast<std::string>();
+  spec_.lookahead = s["lookahead"].cast<double>();
+  spec_.dt = s["dt"].cast<double>();
+  spec_.obs_dim = s["obs_dim"].cast<std::size_t>();
+  spec_.obs_low = s["obs_low"].cast<std::vector<float>>();
+  spec_.obs_high = s["obs_high"].cast<std::vector<float>>();
+  const py::dict action = s["action"];
+  spec_.action.discrete = action["discrete"].cast<bool>();
+  spec_.action.n = action["n"].cast<std::int64_t>();
+  spec_.action.dim = action["dim"].cast<std::size_t>();
+  spec_.action.low = action["low"].cast<float>();
+  spec_.action.high = action["high"].cast<float>();
+  spec_.state_dim = s["state_dim"].cast<std::size_t>();
+  spec_.state_low = s["state_low"].cast<float>();
+  spec_.state_high = s["state_high"].cast<float>();
+  spec_.info_keys = s["info_keys"].cast<std::vector<std::string>>();
+  spec_.total_keys = s["total_keys"].cast<std::vector<std::string>>();
+  spec_.event_kinds = s["event_kinds"].cast<std::vector<std::string>>();
+
+  py::module_ np = py::module_::import("numpy");
+  states_ = np.attr("zeros")(spec_.num_entities, layout["state_dtype"]);
+  snapshot_ = np.attr("zeros")(spec_.num_entities, layout["public_dtype"]);
+  states_data_ = static_cast<unsigned char*>(states_.mutable_data());
+  public_data_ = static_cast<unsigned char*>(snapshot_.mutable_data());
+  state_size_ = static_cast<std::size_t>(states_.itemsize());
+  public_size_ = static_cast<std::size_t>(snapshot_.itemsize());
+  states_ro_ = readonly_view(states_);
+  snapshot_ro_ = readonly_view(snapshot_);
+  for (const auto& field : layout["public_fields"].cast<py::list>()) {
+    const auto t = field.cast<py::tuple>();
+    public_fields_.push_back(
+        {t[0].cast<std::size_t>(), t[1].cast<std::size_t>(), t[2].cast<std::size_t>()});
+  }
+  payload_dtype_ = layout["payload_dtype"];
+
+  auto owner = std::make_unique<PyHandlerContext>();
+  owner->model = this;
+  ctx_ = owner.get();
+  ctx_obj_ = py::cast(std::move(owner));
+  rng_obj_ = py::cast(PyHandlerRng{ctx_obj_, ctx_});
+
+  on_init_ = impl_.attr("on_init");
+  on_step_begin_ = impl_.attr("on_step_begin");
+  on_action_ = impl_.attr("on_action");
+  on_event_ = impl_.attr("on_event");
+  after_snapshot_ = impl_.attr("after_snapshot");
+  observe_ = impl_.attr("observe");
+  reward_ = impl_.attr("reward");
+  terminated_ = impl_.attr("terminated");
+  truncated_ = impl_.attr("truncated");
+  info_ = impl_.attr("info");
+  global_state_ = impl_.attr("global_state");
+  totals_ = impl_.attr("totals");
+  reset_ = impl_.attr("reset");
+}
+
+PythonModel::~PythonModel() {
+  // Python references may only be dropped with the GIL held; the owner (a
+  // Python object) is usually deallocated with it held already.
+  py::gil_scoped_acquire gil;
+  ctx_->model = nullptr;
+  ctx_->ctx = nullptr;
+  for (py::object* o : {&impl_, &rng_obj_, &ctx_obj_, &states_ro_, &snapshot_ro_, &payload_dtype_,
+                        &on_init_, &on_step_begin_, &on_action_, &on_event_, &after_snapshot_,
+                        &observe_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
+                        &totals_, &reset_}) {
+    *o = py::object();
+  }
+  states_ = py::array();
+  snapshot_ = py::array();
+}
+
+py::object PythonModel::state_record(EntityId e) const {
+  return states_.attr("__getitem__")(e);
+}
+
+py::object PythonModel::readonly_record(EntityId e) const {
+  return states_ro_.attr("__getitem__")(e);
+}
+
+template <class... Args>
+void PythonModel::run_handler(Context& ctx, const py::object& hook, Args&&... args) {
+  py::gil_scoped_acquire gil;
+  ctx_->ctx = &ctx;
+  struct Unbind {
+    PyHandlerContext* c;
+    ~Unbind() { c->ctx = nullptr; }
+  } unbind{ctx_};
+  try {
+    hook(ctx_obj_, state_record(ctx.self()), std::forward<Args>(args)...);
+  } catch (py::error_already_set& error) {
+    if (pending_) std::rethrow_exception(std::exchange(pending_, nullptr));
+    // Ctrl-C reached Python inside the handler: stop the step as an interrupt
+    // (KeyboardInterrupt, env needs reset), not as a failing handler.
+    if (error.matches(PyExc_KeyboardInterrupt)) {
+      throw Interrupted("interrupted: KeyboardInterrupt in a Python handler; call reset()");
+    }
+    throw std::runtime_error(python_error(error));
+  }
+  if (pending_) std::rethrow_exception(std::exchange(pending_, nullptr));
+}
+
+template <class... Args>
+py::object PythonModel::call_boundary(const char* what, EntityId agent, const py::object& hook,
+                                      Args&&... args) const {
+  try {
+    return hook(std::forward<Args>(args)...);
+  } catch (py::error_already_set& error) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "handler failed: " << what << "(" << agent << ") at t=" << boundary_time_ << ": "
+        << python_error(error);
+    throw HandlerError(out.str(), agent, what, boundary_time_);
+  }
+}
+
+void PythonModel::reset_states() {
+  py::gil_scoped_acquire gil;
+  std::memset(states_data_, 0, state_size_ * spec_.num_entities);
+  std::memset(public_data_, 0, public_size_ * spec_.num_entities);
+  boundary_time_ = 0.0;
+  call_boundary("reset", 0, reset_, states_);
+}
+
+void PythonModel::on_init(Context& ctx) { run_handler(ctx, on_init_); }
+
+void PythonModel::on_step_begin(Context& ctx) {
+  boundary_time_ = ctx.now() + spec_.dt;  // serial only: no race
+  run_handler(ctx, on_step_begin_);
+}
+
+void PythonModel::on_action(Context& ctx, const ActionView& action) {
+  if (spec_.action.discrete) {
+    run_handler(ctx, on_action_, action.discrete);
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  py::array_t<float> box(static_cast<py::ssize_t>(action.dim));
+  std::memcpy(box.mutable_data(), action.box, action.dim * sizeof(float));
+  run_handler(ctx, on_action_, box);
+}
+
+void PythonModel::on_event(Context& ctx, const Event& event) {
+  py::gil_scoped_acquire gil;
+  run_handler(ctx, on_event_, py::cast(PyHandlerEvent{event, this}));
+}
+
+void PythonModel::publish(EntityId e) {
+  const unsigned char* from = states_data_ + e * state_size_;
+  unsigned char* to = public_data_ + e * public_size_;
+  for (const FieldCopy& f : public_fields_) std::memcpy(to + f.to, from + f.from, f.size);
+}
+
+void PythonModel::after_snapshot() {
+  py::gil_scoped_acquire gil;
+  call_boundary("after_snapshot", 0, after_snapshot_, snapshot_ro_);
+}
+
+void PythonModel::observe(EntityId agent, float* obs) const {
+  py::gil_scoped_acquire gil;
+  py::object result = call_boundary("observe", agent, observe_, agent, readonly_record(agent),
+                                    snapshot_ro_);
+  auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+  if (!arr || static_cast<std::size_t>(arr.size()) != spec_.obs_dim) {
+    throw HandlerError("observe(" + std::to_string(agent) + ") must return " +
+                           std::to_string(spec_.obs_dim) + " float32 values, got " +
+                           py::repr(result).cast<std::string>(),
+                       agent, "observe", boundary_time_);
+  }
+  std::memcpy(obs, arr.data(), spec_.obs_dim * sizeof(float));
+}
+
+double PythonModel::reward(EntityId agent) const {
+  py::gil_scoped_acquire gil;
+  return call_boundary("reward", agent, reward_, agent, readonly_record(agent), snapshot_ro_)
+      .cast<double>();
+}
+
+bool PythonModel::terminated(EntityId agent) const {
+  py::gil_scoped_acquire gil;
+  return call_boundary("terminated", agent, terminated_, agent, readonly_record(agent),
+                       snapshot_ro_)
+      .cast<bool>();
+}
+
+bool PythonModel::truncated(EntityId agent) const {
+  py::gil_scoped_acquire gil;
+  return call_boundary("truncated", agent, truncated_, agent, readonly_record(agent),
+                       snapshot_ro_)
+      .cast<bool>();
+}
+
+void PythonModel::info(EntityId agent, std::int64_t* out) const {
+  py::gil_scoped_acquire gil;
+  const auto values =
+      call_boundary("info", agent, info_, agent, readonly_record(agent), snapshot_ro_)
+          .cast<std::vector<std::int64_t>>();
+  if (values.size() != spec_.info_keys.size()) {
+    throw HandlerError("info(" + std::to_string(agent) + ") must return " +
+                           std::to_string(spec_.info_keys.size()) + " integers (info_keys), got " +
+                           std::to_string(values.size()),
+                       agent, "info", boundary_time_);
+  }
+  std::copy(values.begin(), values.end(), out);
+}
+
+void PythonModel::state(float* out) const {
+  py::gil_scoped_acquire gil;
+  py::object result = call_boundary("global_state", 0, global_state_, states_ro_, snapshot_ro_);
+  auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+  if (!arr || static_cast<std::size_t>(arr.size()) != spec_.state_dim) {
+    throw std::invalid_argument("global_state() must return " + std::to_string(spec_.state_dim) +
+                                " float32 values");
+  }
+  std::memcpy(out, arr.data(), spec_.state_dim * sizeof(float));
+}
+
+void PythonModel::totals(std::int64_t* out) const {
+  py::gil_scoped_acquire gil;
+  const auto values = call_boundary("totals", 0, totals_, states_ro_).cast<std::vector<std::int64_t>>();
+  if (values.size() != spec_.total_keys.size()) {
+    throw std::invalid_argument("totals() must return " +
+                                std::to_string(spec_.total_keys.size()) + " integers");
+  }
+  std::copy(values.begin(), values.end(), out);
+}
+
+std::unique_ptr<Model> make_python_model(const py::object& impl) {
+  py::object base = py::module_::import("seer_env.python_model").attr("PythonModel");
+  if (!py::isinstance(impl, base)) {
+    throw py::type_error("model must be a registered model name or a seer_env.PythonModel, got " +
+                         py::repr(impl).cast<std::string>());
+  }
+  return std::make_unique<PythonModel>(impl);
+}
+
+}  // namespace seer::bindings

@@ -1,0 +1,76 @@
+"""The runtime's executors as benchmark cases: serial, parallel x1..n, the baselines, auto.
+
+Every workload supplies one factory ``make(executor, threads) -> Case``; this
+module decides which (executor, threads) pairs a group compares and builds
+the ``auto`` case from a fresh STPA decision (cache off, so the preflight
+runs here and now, as a first-time user's would).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import seer_env
+from seer_env import stpa
+from seer_env.bench.timing import Case
+from seer_env.stpa.cache import DecisionCache
+from seer_env.stpa.hardware import usable_threads
+
+CaseFactory = Callable[[str, int], Case]
+
+
+def thread_counts() -> list[int]:
+    """1, 2, 4, ... up to the usable CPUs (always including that count)."""
+    n = usable_threads()
+    counts = [1]
+    while counts[-1] * 2 <= n:
+        counts.append(counts[-1] * 2)
+    if counts[-1] != n:
+        counts.append(n)
+    return counts
+
+
+def executor_variants(engines: bool = True) -> list[tuple[str, int]]:
+    """(executor, threads): serial, parallel at each count, the baseline engines at the top."""
+    variants = [("serial", 1)] + [("parallel", t) for t in thread_counts()]
+    if engines:
+        top = thread_counts()[-1]
+        for name in seer_env.executor_names():
+            if name not in ("serial", "parallel"):
+                variants.append((name, top))
+    return variants
+
+
+def case_name(executor: str, threads: int) -> str:
+    """``serial`` or ``<executor>-<threads>``."""
+    return "serial" if executor == "serial" else f"{executor}-{threads}"
+
+
+def executor_cases(
+    make: CaseFactory, model: str, model_config: dict, engines: bool = True
+) -> list[Case]:
+    """One case per executor variant, then ``auto`` (STPA's choice, decided now).
+
+    ``engines``: include the baseline engines (``locked``, ``barrier``).
+    """
+    cases = []
+    for executor, threads in executor_variants(engines):
+        case = make(executor, threads)
+        case.name = case_name(executor, threads)
+        case.meta.update(kind="executor", executor=executor, threads=threads)
+        case.wake = executor != "serial"
+        cases.append(case)
+    decision = stpa.choose(model, model_config, cache=DecisionCache(None))
+    case = make(decision.executor, decision.num_threads)
+    case.name = "auto"
+    case.meta.update(
+        kind="auto",
+        executor=decision.executor,
+        threads=decision.num_threads,
+        choice=case_name(decision.executor, decision.num_threads),
+        preflight_s=decision.report.get("preflight_seconds"),
+        stpa_reason=decision.report.get("reason"),
+    )
+    case.wake = decision.executor != "serial"
+    cases.append(case)
+    return cases

@@ -1,0 +1,43 @@
+"""A benchmark group: one workload configuration and the cases compared on it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from seer_env.bench.timing import Case
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A claim to check: ``baseline`` median / ``case`` median >= ``min_ratio``."""
+
+    case: str
+    baseline: str
+    min_ratio: float
+    text: str
+
+
+@dataclasses.dataclass
+class Group:
+    """One workload configuration and how to build its cases.
+
+    ``build()`` returns the cases and notes on cases it had to leave out (a
+    missing optional package). ``metric`` names what a step is: the env step
+    (``env.step``) or the inference step (policy + ``env.step``).
+    """
+
+    workload: str
+    label: str
+    config: dict
+    build: Callable[[], tuple[list[Case], list[str]]]
+    steps_per_turn: int = 3
+    rounds: int = 5
+    warmup_steps: int = 3
+    metric: str = "env step"
+    targets: tuple[Target, ...] = ()
+
+
+def reduction(percent: float) -> float:
+    """The ratio baseline / case of a latency ``percent`` % lower than the baseline."""
+    return 1.0 / (1.0 - percent / 100.0)

@@ -1,0 +1,101 @@
+"""PCS groups: environment-execution latency of pcs_v0 (the paper's PDES comparison).
+
+Cases: every executor on ``pcs_v0.step_arrays`` with a fixed batch of guard
+actions, STPA's choice, and the pure-Python ``PcsReference`` directly and
+vectorized (``baselines``). All start from seed 0 and take the same actions,
+so every case handles the same events.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from seer_env.bench.adapters import NEVER, PcsJoint
+from seer_env.bench.baselines import baseline_cases
+from seer_env.bench.executors import executor_cases
+from seer_env.bench.groups import Group, Target, reduction
+from seer_env.bench.timing import Case
+from seer_env.envs import pcs_v0
+from seer_env.reference.pcs import PcsReference
+
+COPIES = 4  # vectorized baselines: 4 envs of a quarter of the cells each
+
+# The issue's targets on 2 cores, checked on the 64x64, move_interval=450 group.
+TARGETS = (
+    Target("parallel-2", "serial", reduction(40), "parallel(2) >= 40% lower than serial"),
+    Target("parallel-2", "barrier-2", reduction(20), "parallel(2) >= 20% lower than barrier"),
+    Target("parallel-2", "locked-2", reduction(20), "parallel(2) >= 20% lower than locked"),
+    Target("serial", "reference", 50.0, "C++ serial >= 50x faster than the Python reference"),
+)
+
+
+def guard_actions(cells: int) -> np.ndarray:
+    """A fixed batch of guard-channel actions (0-2 guards per cell)."""
+    return np.random.default_rng(0).integers(0, 3, cells, dtype=np.int64)
+
+
+def env_case(config: dict, actions: np.ndarray, executor: str, threads: int) -> Case:
+    """pcs_v0 on one executor, through the array fast path."""
+    env = pcs_v0.parallel_env(
+        **config, executor=executor, num_threads=threads, max_cycles=NEVER, seed=0
+    )
+    env.reset()
+
+    def step() -> None:
+        env.step_arrays(actions)
+
+    return Case("", step, events_per_step=lambda: env.sim.last_step["events"])
+
+
+def build(config: dict, engines: bool, baselines: bool) -> tuple[list[Case], list[str]]:
+    """Executor cases, then (optionally) the user-facing baselines."""
+    actions = guard_actions(config["width"] * config["height"])
+    model_config = pcs_v0.parallel_env(**config)._model_config  # what STPA keys on
+    make = functools.partial(env_case, config, actions)
+    cases = executor_cases(make, "pcs", model_config, engines)
+    notes: list[str] = []
+    if baselines:
+        part = dict(config, width=config["width"] // 2, height=config["height"] // 2)
+        more, notes = baseline_cases(
+            functools.partial(PcsJoint, **config),
+            functools.partial(PcsJoint, **part),
+            functools.partial(PcsReference, max_cycles=NEVER, **part),
+            COPIES,
+            actions=actions,
+        )
+        cases += more
+    return cases, notes
+
+
+def group(
+    size: int,
+    move_interval: float = 4500.0,
+    *,
+    phones_per_cell: int = 16,
+    engines: bool = True,
+    baselines: bool = True,
+    targets: bool = False,
+    rounds: int = 5,
+    steps: int = 3,
+    workload: str = "pcs",
+) -> Group:
+    """PCS on a ``size x size`` torus (``size`` even: the baselines use quarter grids)."""
+    config = {
+        "width": size,
+        "height": size,
+        "move_interval": move_interval,
+        "phones_per_cell": phones_per_cell,
+    }
+    phones = "" if phones_per_cell == 16 else f", {phones_per_cell} phones/cell"
+    prefix = "STPA: " if workload == "stpa" else ""
+    return Group(
+        workload,
+        f"{prefix}PCS {size}x{size}, moves every {move_interval:g} min{phones}",
+        config,
+        functools.partial(build, config, engines, baselines),
+        steps_per_turn=steps,
+        rounds=rounds,
+        targets=TARGETS if targets else (),
+    )

@@ -1,0 +1,86 @@
+"""PHOLD groups: the runtime alone (no agents), at chosen compute and communication intensity.
+
+Each entity holds one token; handling it burns ``work`` units (~1 ns each) and
+forwards it, to another entity with probability ``remote``. A step is one
+``dt`` of simulated time through ``Simulation.run_until``. The pure-Python
+``PholdReference`` (no ``work`` parameter) is the baseline where ``work == 0``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import seer_env
+from seer_env.bench.executors import executor_cases
+from seer_env.bench.groups import Group
+from seer_env.bench.timing import Case
+from seer_env.reference.phold import PholdReference
+
+
+def sim_case(config: dict, executor: str, threads: int) -> Case:
+    """PHOLD on one executor; a step is ``run_until(now + dt)``."""
+    sim = seer_env.Simulation("phold", config, executor=executor, num_threads=threads)
+    sim.reset(0)
+    dt = config.get("dt", 1.0)
+
+    def step() -> None:
+        sim.run_until(sim.now + dt)
+
+    return Case("", step, events_per_step=lambda: sim.last_step["events"])
+
+
+def reference_case(config: dict) -> Case:
+    """The pure-Python PHOLD, same streams and events as the C++ model."""
+    keys = ("num_entities", "population", "remote", "mean", "lookahead", "dt")
+    ref = PholdReference(**{k: config[k] for k in keys if k in config})
+    ref.reset(0)
+    dt = config.get("dt", 1.0)
+    last = [0]
+
+    def step() -> None:
+        ref.run_until(ref.steps * dt + dt)
+
+    def events() -> float:
+        now = ref.events_processed
+        delta, last[0] = now - last[0], now
+        return delta
+
+    return Case("reference", step, events_per_step=events, meta={"kind": "baseline"})
+
+
+def build(config: dict, engines: bool, reference: bool) -> tuple[list[Case], list[str]]:
+    """Executor cases, plus the Python reference when it models the same work."""
+    cases = executor_cases(functools.partial(sim_case, config), "phold", config, engines)
+    notes = []
+    if reference and config.get("work", 0) == 0:
+        cases.append(reference_case(config))
+    elif reference:
+        notes.append("no Python reference: PholdReference has no `work` parameter")
+    return cases, notes
+
+
+def group(
+    entities: int,
+    work: int = 0,
+    *,
+    remote: float = 0.25,
+    lookahead: float | None = None,
+    label: str | None = None,
+    engines: bool = True,
+    reference: bool = True,
+    rounds: int = 5,
+    steps: int = 3,
+    workload: str = "phold",
+) -> Group:
+    """PHOLD with ``entities`` one-token entities, ``remote`` of events cross-entity."""
+    config = dict(num_entities=entities, population=1, remote=remote, work=work, dt=1.0)
+    if lookahead is not None:
+        config["lookahead"] = lookahead
+    return Group(
+        workload,
+        label or f"PHOLD {entities}, work {work}, remote {remote:g}",
+        config,
+        functools.partial(build, config, engines, reference),
+        steps_per_turn=steps,
+        rounds=rounds,
+    )

@@ -1,0 +1,79 @@
+"""TorchRL: seer_env envs as ``torchrl.envs.PettingZooWrapper`` envs.
+
+```python
+from torchrl.envs.utils import check_env_specs
+from seer_env.integrations.torchrl import make_env
+
+env = make_env("pcs_v0", width=8, height=8, seed=0)
+check_env_specs(env)
+rollout = env.rollout(100, break_when_any_done=False)
+rollout["next", "cell", "reward"].shape  # [100, 64, 1]
+```
+
+The wrapper groups agents by the prefix of their names (``cell_*``,
+``uav_*``): one group per env, observations stacked as
+``[..., num_agents, obs_dim]`` under ``(group, "observation")``. It is built
+with:
+
+- ``use_mask=True``: agents that leave ``agents`` (aircraft_v0 UAVs that
+  crash) keep their rows, flagged ``False`` in ``(group, "mask")``;
+- ``done_on_any=False``: the env is done when every agent is done;
+- ``categorical_actions=True``: Discrete actions are integer indices;
+- ``return_state=True``: ``env.state()`` under ``"state"``.
+
+TorchRL sends an action for every agent, dead ones included; seer_env envs
+reject actions for agents that are no longer live (a likely bug elsewhere),
+so ``wrap`` puts :class:`LiveActionsOnly` between the two, which drops them.
+
+Per-agent infos (``(group, "info", key)``) come from the env's info keys,
+which are the same at reset and at every step, as TorchRL requires; their
+integer counters arrive as ``float32``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from pettingzoo import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
+from torchrl.envs import PettingZooWrapper
+
+import seer_env
+
+__all__ = ["LiveActionsOnly", "make_env", "wrap"]
+
+
+class LiveActionsOnly(BaseParallelWrapper):
+    """Pass on only the actions of live agents (TorchRL also sends the dead ones')."""
+
+    def step(self, actions: dict):
+        """Step the env with the actions of ``env.agents`` only."""
+        return self.env.step({a: actions[a] for a in self.env.agents})
+
+
+def wrap(env: ParallelEnv, **wrapper_kwargs: Any) -> PettingZooWrapper:
+    """Wrap a seer_env ParallelEnv; ``wrapper_kwargs`` override the defaults above."""
+    kwargs = {
+        "use_mask": True,
+        "done_on_any": False,
+        "categorical_actions": True,
+        "return_state": True,
+    }
+    kwargs.update(wrapper_kwargs)
+    with warnings.catch_warnings():
+        # TorchRL warns on every PettingZoo version but 1.24.3; ours (>= 1.24, tested
+        # with 1.27) is covered by tests/test_integrations_torchrl.py.
+        warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested", UserWarning)
+        return PettingZooWrapper(env=LiveActionsOnly(env), **kwargs)
+
+
+def make_env(name: str, *, wrapper_kwargs: dict | None = None, **config: Any) -> PettingZooWrapper:
+    """``seer_env.make(name, **config)`` wrapped for TorchRL.
+
+    Args:
+        name: env name (``seer_env.env_names()``).
+        wrapper_kwargs: extra ``PettingZooWrapper`` arguments (e.g. ``device``).
+        **config: the env's own arguments (``seed``, ``num_threads``, ...).
+    """
+    return wrap(seer_env.make(name, **config), **(wrapper_kwargs or {}))

@@ -1,0 +1,30 @@
+"""The equivalence test kit: prove a model obeys the runtime's guarantees.
+
+- ``assert_serial_equivalent(env_fn)``: every executor and thread count
+  returns the serial executor's bytes, step after step.
+- ``assert_models_equivalent(env_fn_a, env_fn_b)``: two implementations of a
+  model (a ``PythonModel`` prototype and its C++ port) return the same bytes.
+- ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
+  violations, handler failures, outputs outside their spaces and
+  non-determinism.
+
+``env_fn`` builds a fresh env from keyword arguments (``executor``,
+``num_threads``, ``check``), e.g. ``lambda **kw: pcs_v0.parallel_env(width=8,
+height=8, **kw)``. Actions are drawn from a generator seeded by the episode
+seed and replayed identically to every env compared.
+"""
+
+from seer_env.testing.contract import ContractReport, Violation, check_contract
+from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
+from seer_env.testing.trajectory import first_difference, random_policy, record
+
+__all__ = [
+    "ContractReport",
+    "Violation",
+    "assert_models_equivalent",
+    "assert_serial_equivalent",
+    "check_contract",
+    "first_difference",
+    "random_policy",
+    "record",
+]

@@ -1,0 +1,167 @@
+"""``check_contract``: run a model in checked mode and report what it breaks."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable
+
+import seer_env
+from seer_env.testing.equivalence import EnvFn
+from seer_env.testing.trajectory import Policy, compare_frames, random_policy
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    """One thing the model got wrong."""
+
+    rule: str  # "event-locality", "handler", "event budget", "outputs", "determinism"
+    seed: int
+    step: int  # 0: reset
+    message: str
+    entity: int | None = None
+    kind: str | None = None
+    time: float | None = None
+
+
+@dataclasses.dataclass
+class ContractReport:
+    """What ``check_contract`` found; ``ok`` when nothing."""
+
+    violations: list[Violation] = dataclasses.field(default_factory=list)
+    seeds: int = 0
+    steps: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when no violation was found."""
+        return not self.violations
+
+    def __str__(self) -> str:
+        head = f"contract check: {self.seeds} seeds, {self.steps} steps"
+        if self.ok:
+            return f"{head}: no violations"
+        lines = [f"{head}: {len(self.violations)} violation(s)"]
+        for v in self.violations:
+            where = f"seed {v.seed}, " + ("reset" if v.step == 0 else f"step {v.step}")
+            lines.append(f"  [{v.rule}] {where}: {v.message}")
+        return "\n".join(lines)
+
+
+_RUNTIME_ERRORS = (
+    (seer_env.ContractViolation, "event-locality"),
+    (seer_env.HandlerError, "handler"),
+    (seer_env.EventBudgetExceeded, "event budget"),
+)
+
+
+def _output_problems(env, outputs: dict) -> list[str]:
+    problems = []
+    for agent, obs in outputs.get("observations", {}).items():
+        if not env.observation_space(agent).contains(obs):
+            problems.append(f"observation of {agent} is outside observation_space: {obs}")
+            break
+    for agent, reward in outputs.get("rewards", {}).items():
+        if not isinstance(reward, float) or not math.isfinite(reward):
+            problems.append(f"reward of {agent} is not a finite float: {reward!r}")
+            break
+    return problems
+
+
+def _run(env, seed: int, steps: int, policy: Policy, report: ContractReport):
+    """One checked episode: its frames (for the determinism check) and its step count."""
+    frames, step = [], 0
+    try:
+        observations, infos = env.reset(seed=seed)
+        outputs = {"observations": observations, "infos": infos}
+        frames.append(("reset", outputs))
+        for problem in _output_problems(env, outputs):
+            report.violations.append(Violation("outputs", seed, 0, problem))
+        for step in range(1, steps + 1):
+            if not env.agents:
+                break
+            obs, rewards, terms, truncs, infos = env.step(policy(seed, step - 1, env))
+            outputs = {
+                "observations": obs,
+                "rewards": rewards,
+                "terminations": terms,
+                "truncations": truncs,
+                "infos": infos,
+            }
+            frames.append((f"step {step}", outputs))
+            for problem in _output_problems(env, outputs):
+                report.violations.append(Violation("outputs", seed, step, problem))
+    except tuple(e for e, _ in _RUNTIME_ERRORS) as error:
+        rule = next(r for e, r in _RUNTIME_ERRORS if isinstance(error, e))
+        report.violations.append(
+            Violation(
+                rule,
+                seed,
+                step,
+                str(error),
+                getattr(error, "entity", None),
+                getattr(error, "kind", None),
+                getattr(error, "time", None),
+            )
+        )
+        return None, step
+    return frames, step
+
+
+def check_contract(
+    env_fn: EnvFn,
+    *,
+    seeds: Iterable[int] = (0,),
+    steps: int = 20,
+    policy: Policy | None = None,
+    strict: bool = True,
+) -> ContractReport:
+    """Run ``env_fn(check=True, executor="serial", num_threads=1)`` and report violations.
+
+    Checked mode makes the runtime verify, after every handler, that no other
+    entity's state changed, and that the snapshot did not change during a
+    step; the cheap checks (lookahead, targets, finite times) always run.
+    Besides those this reports handler exceptions, event-budget overruns,
+    observations outside their space, non-finite rewards, and
+    non-determinism (each seed runs twice and must repeat itself exactly: no
+    global RNG, clocks or iteration over unordered containers).
+
+    Args:
+        env_fn: builds a fresh env from keyword arguments.
+        seeds: episode seeds; each runs twice.
+        steps: steps per episode (fewer if every agent is done).
+        policy: ``policy(seed, step, env) -> actions`` (default: ``random_policy``).
+        strict: raise ``AssertionError`` with the report when anything is found.
+
+    Returns:
+        The ``ContractReport`` (``report.ok``, ``report.violations``).
+    """
+    policy = policy or random_policy
+    report = ContractReport()
+    for seed in seeds:
+        report.seeds += 1
+        first, ran = _run(
+            env_fn(check=True, executor="serial", num_threads=1), seed, steps, policy, report
+        )
+        report.steps += ran
+        if first is None:
+            continue
+        again, _ = _run(
+            env_fn(check=True, executor="serial", num_threads=1), seed, steps, policy, report
+        )
+        if again is None:
+            continue
+        found = compare_frames(first, again)
+        if found:
+            step = 0 if found[0] == "reset" else int(found[0].split()[-1])
+            report.violations.append(
+                Violation(
+                    "determinism",
+                    seed,
+                    step,
+                    f"a second run with the same seed differs at {found[0]}: {found[1]}",
+                )
+            )
+    if strict and not report.ok:
+        raise AssertionError(str(report))
+    return report
