@@ -7,7 +7,8 @@ TSAN_BUILD ?= build/tsan
 ASAN_BUILD ?= build/asan
 # The Python run under ASan: the test files that drive the extension.
 ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py \
-	tests/test_reliability.py tests/test_fuzz.py tests/test_vector.py tests/test_phold.py
+	tests/test_reliability.py tests/test_fuzz.py tests/test_vector.py tests/test_phold.py \
+	tests/test_parallel.py tests/test_pcs.py tests/test_aircraft.py tests/test_python_model.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
