@@ -36,6 +36,22 @@ def _next_episode_seed(seed: int) -> int:
     return z ^ (z >> 31)
 
 
+def episode_seed(requested: int | None, previous: int | None, configured: int | None) -> int:
+    """The seed of the next episode.
+
+    ``requested`` (``reset(seed=...)``) wins; else the successor of the
+    previous episode's seed (``reset()`` continues the stream); else the
+    constructor's ``seed``; else fresh OS entropy.
+    """
+    if requested is not None:
+        return requested
+    if previous is not None:
+        return _next_episode_seed(previous)
+    if configured is not None:
+        return configured
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+
+
 def validate_seed(seed: Any, name: str = "seed") -> int | None:
     """Return ``seed`` as an int in [0, 2**64), or None; ValueError otherwise."""
     if seed is None:
@@ -271,13 +287,7 @@ class SeerParallelEnv(ParallelEnv):
         seed = validate_seed(seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
-        if seed is None:
-            if self._episode_seed is not None:
-                seed = _next_episode_seed(self._episode_seed)
-            elif self._seed is not None:
-                seed = self._seed
-            else:
-                seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        seed = episode_seed(seed, self._episode_seed, self._seed)
         if self._stpa_request is not None:
             self._choose_executor()
         self.sim.reset(seed)

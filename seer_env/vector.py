@@ -35,8 +35,8 @@ from gymnasium.vector.utils import batch_space
 
 from seer_env import _core
 from seer_env.env import (
-    _next_episode_seed,
     discrete_problems,
+    episode_seed,
     require_real,
     validate_int,
     validate_seed,
@@ -101,12 +101,8 @@ class SeerVectorEnv(VectorEnv):
         )
 
     def _next_seed(self, i: int) -> int:
-        prev = self._episode_seeds[i]
-        if prev is not None:
-            return _next_episode_seed(prev)
-        if self._base_seed is not None:
-            return (self._base_seed + i) % 2**64
-        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        configured = None if self._base_seed is None else (self._base_seed + i) % 2**64
+        return episode_seed(None, self._episode_seeds[i], configured)
 
     def _infos(self) -> dict[str, np.ndarray]:
         table = self.sim.infos

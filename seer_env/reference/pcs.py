@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env.env import _next_episode_seed, validate_seed
+from seer_env.env import episode_seed, validate_seed
 from seer_env.rng import EntityRng
 
 NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = range(4)
@@ -222,14 +222,7 @@ class PcsReference(ParallelEnv):
     # -- the ParallelEnv API --------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start an episode (``reset()`` without a seed continues like ``pcs_v0``)."""
-        seed = validate_seed(seed)
-        if seed is None:
-            if self._episode_seed is not None:
-                seed = _next_episode_seed(self._episode_seed)
-            elif self._seed is not None:
-                seed = self._seed
-            else:
-                seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+        seed = episode_seed(validate_seed(seed), self._episode_seed, self._seed)
         self._episode_seed = seed
         n = len(self.possible_agents)
         self._rngs = [EntityRng(seed, cell) for cell in range(n)]
