@@ -68,10 +68,12 @@ class ParallelExecutor final : public Executor {
   std::uint32_t num_entities_ = 0;
   double lookahead_ = 0.0;
   std::unique_ptr<LocalQueue[]> queues_;
-  // What the per-round scan reads, dense (16 bytes per entity, not a cache
-  // line each): the heap's earliest time, published by whoever holds the
-  // entity when it lets go, and the inbox bound the producers lower.
-  struct ScanSlot {
+  // What the per-round scan reads: the heap's earliest time, published once
+  // by whoever holds the entity when it lets go (not on every heap push/pop),
+  // and the inbox bound the producers lower. One cache line per entity:
+  // 16-byte slots put neighbours (PCS cells x and x+1) on one line, which
+  // the two workers handling them then fought over.
+  struct alignas(64) ScanSlot {
     double top;
     std::atomic<std::uint64_t> inbox_min;
   };
