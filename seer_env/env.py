@@ -464,10 +464,16 @@ class SeerParallelEnv(ParallelEnv):
         arr = np.asarray(actions)
         if arr.shape != shape:
             raise ValueError(f"actions must have shape {shape}, got {arr.shape}")
-        alive = np.zeros(n, dtype=np.uint8)
-        rows = [self._agent_index[a] for a in self.agents]
-        alive[rows] = 1
         live_names = self.agents
+        if len(live_names) == n:  # the common case: nobody is gone, no index work
+            rows = np.arange(n)
+            alive = None
+        else:
+            rows = np.fromiter(
+                map(self._agent_index.__getitem__, live_names), np.intp, len(live_names)
+            )
+            alive = np.zeros(n, dtype=np.uint8)
+            alive[rows] = 1
         if arr.dtype.kind not in "biuf":
             self._require_real_actions(arr[rows], live_names)  # names a non-numeric agent
             raise ValueError(
@@ -487,8 +493,9 @@ class SeerParallelEnv(ParallelEnv):
         truncs = self.sim.truncations()
         if self._cycles >= self.max_cycles:
             truncs[:] = True
-        done = terms | truncs
-        self.agents = [a for a, i in zip(live_names, rows) if not done[i]]
+        done = (terms | truncs)[rows]
+        if done.any():
+            self.agents = [a for a, d in zip(live_names, done.tolist()) if not d]
         return self.sim.observations(), self.sim.rewards(), terms, truncs
 
     def state(self) -> np.ndarray:
