@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import seer_env
 from seer_env.testing.equivalence import EnvFn
-from seer_env.testing.trajectory import Policy, compare_frames, random_policy
+from seer_env.testing.trajectory import Policy, compare_frames, random_policy, step_outputs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,14 +80,7 @@ def _run(env, seed: int, steps: int, policy: Policy, report: ContractReport):
         for step in range(1, steps + 1):
             if not env.agents:
                 break
-            obs, rewards, terms, truncs, infos = env.step(policy(seed, step - 1, env))
-            outputs = {
-                "observations": obs,
-                "rewards": rewards,
-                "terminations": terms,
-                "truncations": truncs,
-                "infos": infos,
-            }
+            outputs = step_outputs(env.step(policy(seed, step - 1, env)))
             frames.append((f"step {step}", outputs))
             for problem in _output_problems(env, outputs):
                 report.violations.append(Violation("outputs", seed, step, problem))

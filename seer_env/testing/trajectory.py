@@ -77,16 +77,17 @@ def record(
         else:
             act = policy(seed, step, env)
         used.append(act)
-        obs, rewards, terms, truncs, infos = env.step(act)
-        outputs = {
-            "observations": obs,
-            "rewards": rewards,
-            "terminations": terms,
-            "truncations": truncs,
-            "infos": infos,
-        }
+        outputs = step_outputs(env.step(act))
         frames.append((f"step {step + 1}", _frame(env, outputs, digest)))
     return frames, used
+
+
+STEP_KEYS = ("observations", "rewards", "terminations", "truncations", "infos")
+
+
+def step_outputs(result: tuple) -> dict[str, Any]:
+    """``env.step``'s five dicts, by name."""
+    return dict(zip(STEP_KEYS, result))
 
 
 def _show(value: Any) -> str:
