@@ -6,6 +6,7 @@
 
 #include "seer/errors.hpp"
 #include "seer/parallel_executor.hpp"
+#include "seer/spin_wait.hpp"
 
 namespace seer {
 namespace {
@@ -13,6 +14,9 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 // Workers add their event counts to an instance's step total in batches.
 constexpr std::uint64_t kBudgetBatch = 256;
+// Draining an entity starts the loads of the entity this many places later
+// in the claimed batch.
+constexpr std::size_t kPrefetchAhead = 2;
 
 }  // namespace
 
@@ -57,7 +61,10 @@ struct ParallelEngine::Batch {
 };
 
 ParallelEngine::ParallelEngine(unsigned num_threads)
-    : pool_(num_threads), barrier_(pool_.size()), workers_(std::make_unique<Worker[]>(pool_.size())) {}
+    : pool_(num_threads),
+      barrier_(pool_.size()),
+      workers_(std::make_unique<Worker[]>(pool_.size())),
+      executive_(pool_.size()) {}
 
 ParallelEngine::~ParallelEngine() = default;
 
@@ -69,10 +76,6 @@ void ParallelEngine::prepare(Batch& batch) {
     batch.offsets.push_back(batch.offsets.back() + batch.instances[i]->num_entities_);
   }
   const std::uint64_t total = batch.offsets.back();
-  if (!executive_ || executive_->capacity() < total) {
-    executive_ = std::make_unique<ExecutiveList>(total);
-  }
-  executive_->reset();
   // Rebuild the global -> instance map only when the layout changes.
   bool same = instance_of_.size() == total;
   for (std::size_t i = 0; same && i < batch.count; ++i) {
@@ -92,6 +95,11 @@ void ParallelEngine::prepare(Batch& batch) {
     Worker& me = workers_[w];
     me.lo = total * w / t;
     me.hi = total * (w + 1) / t;
+    auto& list = executive_[w];
+    if (!list || list->first_id() != me.lo || list->capacity() != me.hi - me.lo) {
+      list = std::make_unique<ExecutiveList>(me.hi - me.lo, static_cast<EntityId>(me.lo));
+    }
+    list->reset();
     if (me.ready.size() < me.hi - me.lo) me.ready.resize(me.hi - me.lo);
     me.per.assign(batch.count, Worker::PerInstance{kNever, 0, 0, 0});
   }
@@ -160,23 +168,47 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
       }
       me.per[i].min = later;
     }
-    executive_->push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
-    barrier_.arrive_and_wait();
-    // Drain: claim ready entities in small batches until none is left. Batches
-    // shrink with the list so that threads finish the round together.
-    const std::size_t claim =
-        std::clamp<std::size_t>(executive_->size_approx() / (4 * pool_.size()), 1, 32);
-    const EntityId* first = nullptr;
-    for (std::size_t n; (n = executive_->pop_batch(claim, &first)) != 0;) {
-      for (std::size_t k = 0; k < n; ++k) {
-        const EntityId g = first[k];
-        const std::size_t i = instance_of_[g];
-        ParallelExecutor& inst = *batch.instances[i];
-        drain_entity(me, inst, i, static_cast<EntityId>(g - batch.offsets[i]), inst.horizon_);
-        executive_->done(g);
-      }
+    ExecutiveList& mine = *executive_[w];
+    mine.push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
+    mine.seal();
+    // Drain my own list first, then steal from the others' (w+1, w+2, ...)
+    // once their owners have sealed them: an entity stays with one worker
+    // round after round, so its state and queue stay in that core's cache,
+    // and stealing evens out the load. No barrier between scan and drain:
+    // what a drain sends is at or after the horizon (>= now + L), so it
+    // cannot make anything ready this round, and whoever sends it counts
+    // its time towards the next LB (emit), so a scan racing with it loses
+    // nothing.
+    drain_list(me, batch, mine);
+    for (unsigned k = 1; k < pool_.size(); ++k) {
+      ExecutiveList& other = *executive_[(w + k) % pool_.size()];
+      SpinWait wait;
+      while (!other.sealed()) wait.once();
+      drain_list(me, batch, other);
     }
     barrier_.arrive_and_wait([&] { end_round(batch); });
+  }
+}
+
+void ParallelEngine::drain_list(Worker& me, Batch& batch, ExecutiveList& list) {
+  // Claim ready entities in small batches until none is left. Batches shrink
+  // with the list so that threads finish the round together.
+  const std::size_t claim =
+      std::clamp<std::size_t>(list.size_approx() / (4 * pool_.size()), 1, 32);
+  const EntityId* first = nullptr;
+  for (std::size_t n; (n = list.pop_batch(claim, &first)) != 0;) {
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k + kPrefetchAhead < n) {
+        const EntityId ahead = first[k + kPrefetchAhead];
+        const std::size_t j = instance_of_[ahead];
+        batch.instances[j]->prefetch(static_cast<EntityId>(ahead - batch.offsets[j]));
+      }
+      const EntityId g = first[k];
+      const std::size_t i = instance_of_[g];
+      ParallelExecutor& inst = *batch.instances[i];
+      drain_entity(me, inst, i, static_cast<EntityId>(g - batch.offsets[i]), inst.horizon_);
+      list.done(g);
+    }
   }
 }
 
@@ -221,7 +253,7 @@ void ParallelEngine::drain_entity(Worker& me, ParallelExecutor& inst, std::size_
   me.inst_index = i;
   me.current = e;
   q.drain(me.pool);
-  while (!q.empty_local() && q.top().time < horizon) {
+  while (q.top_time() < horizon) {
     const Event event = q.pop();
     try {
       if (window.event_budget != 0 && ++me.per[i].unreported == kBudgetBatch) {
@@ -259,7 +291,7 @@ void ParallelEngine::end_round(Batch& batch) {
     inst.horizon_ = safe_horizon(lb, inst.lookahead_, inst.window_->t_end);
     all_finished = false;
   }
-  executive_->reset();
+  for (unsigned w = 0; w < pool_.size(); ++w) executive_[w]->reset();
   batch.all_finished = all_finished;
 }
 

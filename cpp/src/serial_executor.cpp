@@ -29,7 +29,7 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (window.alive == nullptr || window.alive[a]) d.action(a, window.t_begin, window.actions[a], *this);
   }
   // Then every event of the window, one at a time, in key order.
-  while (!queue_.empty() && queue_.top().time < window.t_end) {
+  while (queue_.top_time() < window.t_end) {
     if (window.event_budget != 0 && stats.events >= window.event_budget) {
       throw_event_budget(window);
     }

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -241,9 +242,77 @@ void worker(unsigned me, seer::ExecutiveList& list, TestBarrier& barrier,
   }
 }
 
+// The parallel engine's protocol: one list per thread over its own slice of
+// ids (first_id > 0 for all but the first); each round every owner pushes a
+// random subset of its slice and seals; then, with no barrier in between,
+// it pops its own list and steals from every other list once sealed. Every
+// pushed id must be popped exactly once per round, by anyone.
+void sliced_lists_round_trip() {
+  constexpr unsigned kOwners = 4;
+  constexpr std::uint32_t kSlice = 700;
+  constexpr unsigned kSlicedRounds = 400;
+  std::vector<std::unique_ptr<seer::ExecutiveList>> lists;
+  for (unsigned w = 0; w < kOwners; ++w) {
+    lists.push_back(std::make_unique<seer::ExecutiveList>(kSlice, w * kSlice));
+    if (lists[w]->first_id() != w * kSlice) fail("first_id()", lists[w]->first_id(), w * kSlice);
+  }
+  std::vector<std::atomic<std::uint32_t>> popped(kOwners * kSlice);
+  std::vector<std::atomic<std::uint32_t>> pushed(kOwners * kSlice);
+  for (auto& p : popped) p.store(0);
+  for (auto& p : pushed) p.store(0);
+  TestBarrier barrier(kOwners);
+  auto owner = [&](unsigned me) {
+    std::mt19937_64 rng(1234 + me);
+    std::vector<seer::EntityId> ids;
+    for (unsigned round = 0; round < kSlicedRounds; ++round) {
+      ids.clear();
+      for (std::uint32_t k = 0; k < kSlice; ++k) {
+        if (rng() % 3 == 0) ids.push_back(me * kSlice + k);
+      }
+      const std::size_t n = ids.size();
+      if (lists[me]->push_batch(ids.data(), n) != n) fail("sliced: push_batch lost ids", me, round);
+      for (std::size_t k = 0; k < n; ++k) pushed[ids[k]].fetch_add(1);
+      lists[me]->seal();
+      for (unsigned k = 0; k < kOwners; ++k) {
+        seer::ExecutiveList& list = *lists[(me + k) % kOwners];
+        while (!list.sealed()) std::this_thread::yield();
+        const seer::EntityId* first = nullptr;
+        for (std::size_t got; (got = list.pop_batch(1 + rng() % 8, &first)) != 0;) {
+          for (std::size_t j = 0; j < got; ++j) {
+            const seer::EntityId id = first[j];
+            if (id < list.first_id() || id >= list.first_id() + kSlice) {
+              fail("sliced: popped an id outside the list's slice", id, round);
+              continue;
+            }
+            popped[id].fetch_add(1);
+            list.done(id);
+          }
+        }
+      }
+      barrier.wait([&] {
+        for (std::uint32_t id = 0; id < kOwners * kSlice; ++id) {
+          if (popped[id].load() != pushed[id].load()) {
+            fail("sliced: popped count != pushed count", id, round);
+          }
+        }
+        for (auto& list : lists) {
+          if (list->sealed() == false) fail("sliced: list unsealed before reset", round);
+          list->reset();
+          if (list->sealed()) fail("sliced: reset() left the list sealed", round);
+        }
+      });
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < kOwners; ++w) threads.emplace_back(owner, w);
+  for (auto& t : threads) t.join();
+}
+
 }  // namespace
 
 int main() {
+  sliced_lists_round_trip();
+
   seer::ExecutiveList list(kN);
   if (list.capacity() != kN) fail("capacity()", list.capacity(), kN);
   seer::EntityId e;

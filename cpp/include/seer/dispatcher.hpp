@@ -16,7 +16,7 @@ namespace seer {
 
 // Runtime-owned, entity-local bookkeeping. Touched only by the thread that
 // currently runs a handler of that entity.
-struct EntityRuntime {
+struct alignas(64) EntityRuntime {
   EntityRng rng;
   std::uint64_t next_seq = 0;  // seq of the next event this entity schedules
 };
@@ -49,6 +49,12 @@ class Dispatcher {
   void request_stop() { stop_.store(true, std::memory_order_relaxed); }
   void clear_stop() { stop_.store(false, std::memory_order_relaxed); }
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+
+  // Starts loading e's runtime record and state (a hint; changes nothing).
+  void prefetch(EntityId e) const {
+    __builtin_prefetch(&entities_[e]);
+    __builtin_prefetch(model_->entity_state(e));
+  }
 
   // Thread-safe for distinct entities (entity-local by the contract).
   void init(EntityId e, EventSink& sink);

@@ -44,8 +44,14 @@ class EventHeap {
     const std::uint32_t slot = heap_.back().slot;
     heap_.pop_back();
     free_.push_back(slot);
+    // The next event to pop has usually waited long enough to leave the
+    // cache; start loading it while the caller handles this one.
+    if (!heap_.empty()) __builtin_prefetch(&slab_[heap_.front().slot]);
     return slab_[slot];
   }
+
+  // Address of the event pop() would return (null when empty), for prefetching.
+  const Event* top_address() const { return heap_.empty() ? nullptr : &slab_[heap_.front().slot]; }
 
   void clear() {
     heap_.clear();

@@ -11,6 +11,11 @@
 // reset() and the first pop of a round (a failed pop moves head past tail, so
 // later pushes would be lost), and at most capacity() accepted pushes per
 // round (each entity at most once, so the entity count is the capacity).
+//
+// A list covers the ids [first_id, first_id + capacity): the parallel engine
+// keeps one per worker for the worker's slice of entities, so that an entity
+// is drained by the same worker round after round (its state and queue stay
+// in that core's cache) and other workers only steal what is left.
 #pragma once
 
 #include <algorithm>
@@ -25,8 +30,10 @@ namespace seer {
 
 class ExecutiveList {
  public:
-  explicit ExecutiveList(std::size_t capacity)
-      : slots_(capacity), flags_(std::make_unique<std::atomic<std::uint8_t>[]>(capacity)) {
+  explicit ExecutiveList(std::size_t capacity, EntityId first_id = 0)
+      : first_id_(first_id),
+        slots_(capacity),
+        flags_(std::make_unique<std::atomic<std::uint8_t>[]>(capacity)) {
     for (std::size_t i = 0; i < capacity; ++i) flags_[i].store(kIdle, std::memory_order_relaxed);
   }
 
@@ -34,7 +41,7 @@ class ExecutiveList {
   bool push(EntityId e) {
     std::uint8_t expected = kIdle;
     // acq_rel: claiming the flag orders us after the previous holder's done().
-    if (!flags_[e].compare_exchange_strong(expected, kQueued, std::memory_order_acq_rel,
+    if (!flag(e).compare_exchange_strong(expected, kQueued, std::memory_order_acq_rel,
                                            std::memory_order_relaxed)) {
       return false;
     }
@@ -49,7 +56,7 @@ class ExecutiveList {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < n; ++i) {
       std::uint8_t expected = kIdle;
-      if (flags_[ids[i]].compare_exchange_strong(expected, kQueued, std::memory_order_acq_rel,
+      if (flag(ids[i]).compare_exchange_strong(expected, kQueued, std::memory_order_acq_rel,
                                                  std::memory_order_relaxed)) {
         ids[kept++] = ids[i];
       }
@@ -80,13 +87,21 @@ class ExecutiveList {
   }
 
   // The popper is finished with e; it may be pushed again. Thread-safe.
-  void done(EntityId e) { flags_[e].store(kIdle, std::memory_order_release); }
+  void done(EntityId e) { flag(e).store(kIdle, std::memory_order_release); }
 
   // Empties the list for the next round. Call between barriers only.
   void reset() {
     head_.store(0, std::memory_order_relaxed);
     tail_.store(0, std::memory_order_relaxed);
+    sealed_.store(false, std::memory_order_relaxed);
   }
+
+  // The pusher is done for this round: other threads may pop from now on.
+  // Lets an owner drain its own list while others still push to theirs,
+  // without a barrier between pushing and popping.
+  void seal() { sealed_.store(true, std::memory_order_release); }
+  // acquire: pairs with seal(), so the pushed slots are visible.
+  bool sealed() const { return sealed_.load(std::memory_order_acquire); }
 
   std::size_t size_approx() const {
     const std::size_t t = tail_.load(std::memory_order_relaxed);
@@ -94,14 +109,18 @@ class ExecutiveList {
     return h >= t ? 0 : t - h;
   }
   std::size_t capacity() const { return slots_.size(); }
+  EntityId first_id() const { return first_id_; }
 
  private:
   static constexpr std::uint8_t kIdle = 0;
   static constexpr std::uint8_t kQueued = 1;
+  std::atomic<std::uint8_t>& flag(EntityId e) { return flags_[e - first_id_]; }
+  EntityId first_id_;
   std::vector<EntityId> slots_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;
   alignas(64) std::atomic<std::size_t> head_{0};
   alignas(64) std::atomic<std::size_t> tail_{0};
+  std::atomic<bool> sealed_{false};
 };
 
 }  // namespace seer

@@ -41,6 +41,7 @@ class ParallelEngine {
   struct Batch;
   void worker_step(unsigned w, Batch& batch);
   void begin_slice(Worker& me, Batch& batch);
+  void drain_list(Worker& me, Batch& batch, ExecutiveList& list);
   void drain_entity(Worker& me, ParallelExecutor& inst, std::size_t i, EntityId e, double horizon);
   void end_round(Batch& batch);
   void prepare(Batch& batch);
@@ -48,8 +49,9 @@ class ParallelEngine {
   ThreadPool pool_;
   SpinBarrier barrier_;
   std::unique_ptr<Worker[]> workers_;
-  std::unique_ptr<ExecutiveList> executive_;  // sized to the largest batch seen
-  std::vector<std::uint32_t> instance_of_;    // global entity id -> instance
+  // One list per worker, covering the worker's slice of the batch's entities.
+  std::vector<std::unique_ptr<ExecutiveList>> executive_;
+  std::vector<std::uint32_t> instance_of_;  // global entity id -> instance
 };
 
 }  // namespace seer
