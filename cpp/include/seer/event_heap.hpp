@@ -52,6 +52,8 @@ class EventHeap {
 
   // Address of the event pop() would return (null when empty), for prefetching.
   const Event* top_address() const { return heap_.empty() ? nullptr : &slab_[heap_.front().slot]; }
+  // Address of the first heap key (null when empty), for prefetching.
+  const void* front_address() const { return heap_.empty() ? nullptr : heap_.data(); }
 
   void clear() {
     heap_.clear();

@@ -127,6 +127,7 @@ class alignas(64) LocalQueue {
   double top_time() const { return heap_.top_time(); }
   // Where the earliest heap event lives (null when empty), for prefetching.
   const Event* top_address() const { return heap_.top_address(); }
+  const void* heap_front_address() const { return heap_.front_address(); }
   // Lower bound on the time of anything in the inbox (+inf when empty).
   double inbox_bound() const { return bits_time(inbox_min_->load(std::memory_order_acquire)); }
 
