@@ -416,6 +416,7 @@ class SeerParallelEnv(ParallelEnv):
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
         self._require_running()
+        self.sim.prewake()  # parked workers wake while we convert the actions
         arr, alive = self._action_array(actions)
         self.sim.step(arr, alive)
         self._cycles += 1
@@ -459,6 +460,7 @@ class SeerParallelEnv(ParallelEnv):
             terminations[num_agents] bool, truncations[num_agents] bool)``.
         """
         self._require_running()
+        self.sim.prewake()  # parked workers wake while we check the actions
         n = len(self.possible_agents)
         shape = (n,) if self._discrete else (n, self._act_dim)
         arr = np.asarray(actions)

@@ -154,6 +154,7 @@ class SeerVectorEnv(VectorEnv):
         """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
         if not self._started:
             raise RuntimeError("step() called before reset()")
+        self.sim.prewake()  # parked workers wake while we check the actions
         actions = np.asarray(actions)
         if actions.shape != self.action_space.shape:
             raise ValueError(

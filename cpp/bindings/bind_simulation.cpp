@@ -102,6 +102,14 @@ void bind_simulation(py::module_& m) {
            py::arg("seed"), "Start an episode with this seed (0 <= seed < 2**64).")
       .def("step", &step, py::arg("actions"), py::arg("alive") = py::none(),
            "One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.")
+      .def("prewake",
+           [](PySimulation& self) {
+             // Busy: a step is running, its workers are awake anyway.
+             if (idle_under_gil(self.busy)) self.sim->executor().prewake();
+           },
+           "Hint that step() follows soon: wakes parked worker threads now, so the "
+           "wake-up overlaps the caller's own work (a policy forward pass, action "
+           "checks). Changes no result; cheap when nothing is parked.")
       .def("run_until",
            [](PySimulation& self, double t) {
              if (!std::isfinite(t)) {

@@ -62,6 +62,11 @@ void bind_vector(py::module_& m) {
            py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000)
+      .def("prewake",
+           [](PyVectorSimulation& self) {
+             if (idle_under_gil(self.busy)) self.vec->prewake();
+           },
+           "Hint that step() follows soon: wakes parked worker threads now.")
       .def("step",
            [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
               const py::object& modes, const py::object& seeds) {

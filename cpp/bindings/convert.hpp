@@ -30,6 +30,14 @@ class BusyGuard {
   std::atomic<bool>& busy_;
 };
 
+// For hints that run with the GIL held and are skipped while a call is in
+// flight: every call sets `busy` before it releases the GIL, so while we hold
+// the GIL and see it clear, no call is running and none can start. (Taking
+// the flag instead would make a concurrent step() fail with CallOrderError.)
+inline bool idle_under_gil(const std::atomic<bool>& busy) {
+  return !busy.load(std::memory_order_acquire);
+}
+
 // A Python dict of numbers -> Config (ValueError naming a non-numeric key).
 Config to_config(const pybind11::dict& values);
 // A Python integer in [lo, hi] -> value; ValueError naming `name` otherwise

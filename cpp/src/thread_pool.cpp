@@ -17,6 +17,7 @@ struct ThreadPool::Shared {
   std::atomic<unsigned> remaining{0};        // workers still inside the job
   std::atomic<bool> stop{false};
   std::atomic<unsigned> sleepers{0};
+  std::atomic<std::uint64_t> nudges{0};      // bumped once per prewake() that woke anyone
   const std::function<void(unsigned)>* job = nullptr;
   std::mutex mutex;
   std::condition_variable wake;
@@ -91,13 +92,24 @@ void ThreadPool::run(const std::function<void(unsigned)>& fn) {
   while (s.remaining.load(std::memory_order_acquire) != 0) wait.once();
 }
 
+void ThreadPool::prewake() {
+  // Not started, or a forked child holding its parent's (nonexistent)
+  // workers, whose mutex a parent thread may have held at the fork.
+  if (!shared_ || owner_pid_ != ::getpid()) return;
+  Shared& s = *shared_;
+  if (s.sleepers.load(std::memory_order_seq_cst) == 0) return;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.nudges.fetch_add(1, std::memory_order_seq_cst);
+  s.wake.notify_all();
+}
+
 void ThreadPool::worker_main(std::shared_ptr<Shared> shared, unsigned index) {
   Shared& s = *shared;
   std::uint64_t seen = 0;
   for (;;) {
-    // Spin for the next job, then park.
-    const auto spin_until =
-        std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+    // Spin for the next job, then park; a prewake() while parked means a job
+    // is coming: spin again, longer.
+    auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
     SpinWait wait;
     std::uint64_t gen;
     while ((gen = s.generation.load(std::memory_order_acquire)) == seen &&
@@ -105,12 +117,17 @@ void ThreadPool::worker_main(std::shared_ptr<Shared> shared, unsigned index) {
       if (std::chrono::steady_clock::now() >= spin_until) {
         std::unique_lock<std::mutex> lock(s.mutex);
         s.sleepers.fetch_add(1, std::memory_order_seq_cst);
+        const std::uint64_t nudged = s.nudges.load(std::memory_order_relaxed);
         s.wake.wait(lock, [&] {
           return s.generation.load(std::memory_order_seq_cst) != seen ||
-                 s.stop.load(std::memory_order_seq_cst);
+                 s.stop.load(std::memory_order_seq_cst) ||
+                 s.nudges.load(std::memory_order_relaxed) != nudged;
         });
         s.sleepers.fetch_sub(1, std::memory_order_relaxed);
-        break;
+        spin_until = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(kPrewakeSpinMicros);
+        wait.reset();
+        continue;
       }
       wait.once();
     }

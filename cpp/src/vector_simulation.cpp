@@ -25,6 +25,14 @@ VectorSimulation::VectorSimulation(const std::string& model, const Config& confi
   }
 }
 
+void VectorSimulation::prewake() {
+  if (engine_) {
+    engine_->prewake();  // one pool for the whole batch
+    return;
+  }
+  for (auto& sim : sims_) sim->executor().prewake();
+}
+
 void VectorSimulation::redirect_outputs(const Outputs& batch) {
   const ModelSpec& s = spec();
   const std::size_t n = s.num_agents;

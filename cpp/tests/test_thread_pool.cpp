@@ -14,7 +14,11 @@
 //  5. SpinBarrier reuse over many generations: on_last's side effects are
 //     visible to all participants after the barrier.
 //  6. (Not under TSAN, which does not support threads after fork.) fork():
-//     the child's pool starts fresh workers; the parent's keeps working.
+//     the child's pool starts fresh workers; the parent's keeps working;
+//     prewake() in the child before its first run() is a no-op.
+//  7. prewake(): before the first run (no workers: a no-op), while workers
+//     are parked (they wake and spin; the next run is correct), while they
+//     spin, and repeatedly with no run in between (they park again).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -126,6 +130,30 @@ void test_parked_wakeups() {
   }
 }
 
+void test_prewake() {
+  for (unsigned size : {2u, 4u}) {
+    seer::ThreadPool pool(size);
+    pool.prewake();  // no workers yet
+    Slot slots[kMaxThreads];
+    std::uint64_t input = 0;
+    for (std::uint64_t r = 0; r < 40; ++r) {
+      sleep_us(seer::ThreadPool::kSpinMicros * 3);  // parked
+      pool.prewake();
+      if (r % 3 == 1) pool.prewake();  // twice in a row
+      if (r % 3 == 2) sleep_us(seer::ThreadPool::kSpinMicros);  // woken, still spinning
+      checked_run(pool, slots, input, r, false);
+      pool.prewake();  // workers still spinning from the run
+    }
+    // Nudged with no run: they spin the longer window, park again, and a
+    // run after that still works.
+    for (int i = 0; i < 3; ++i) {
+      pool.prewake();
+      sleep_us(seer::ThreadPool::kPrewakeSpinMicros * 2);
+    }
+    checked_run(pool, slots, input, 40, false);  // the 41st run
+  }
+}
+
 void test_destruction() {
   for (int i = 0; i < 40; ++i) {
     const unsigned size = 2 + i % 7;
@@ -189,7 +217,9 @@ void test_fork() {
     return;
   }
   if (child == 0) {
-    // The parent's workers do not exist here: run() must start new ones.
+    // The parent's workers do not exist here: prewake() must not touch
+    // them, run() must start new ones.
+    pool.prewake();
     ran.store(0);
     for (int i = 0; i < 20; ++i) pool.run(count);
     ::_exit(ran.load() == 60 ? 0 : 1);
@@ -215,6 +245,7 @@ int main() {
   };
   timed("many runs", test_many_runs);
   timed("parked wake-ups", test_parked_wakeups);
+  timed("prewake", test_prewake);
   timed("destruction", test_destruction);
   timed("spin barrier", test_spin_barrier);
 #if !defined(SEER_TEST_TSAN)

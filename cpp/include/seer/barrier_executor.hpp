@@ -25,6 +25,7 @@ class BarrierExecutor final : public Executor {
   explicit BarrierExecutor(unsigned num_threads);
   std::string name() const override { return "barrier"; }
   unsigned num_threads() const override { return pool_.size(); }
+  void prewake() override { pool_.prewake(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;

@@ -56,6 +56,9 @@ class Executor {
   virtual void run_step(const StepWindow& window, StepStats& stats) = 0;
   // Calls fn(i) for i in [0, n), possibly in parallel; for boundary work.
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) = 0;
+  // A step is coming soon: wake parked worker threads now (a hint; executors
+  // without threads ignore it).
+  virtual void prewake() {}
 };
 
 // The conservative horizon: every event with time < the result is safe

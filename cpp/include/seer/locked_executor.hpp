@@ -24,6 +24,7 @@ class LockedExecutor final : public Executor {
   explicit LockedExecutor(unsigned num_threads) : pool_(num_threads) {}
   std::string name() const override { return "locked"; }
   unsigned num_threads() const override { return pool_.size(); }
+  void prewake() override { pool_.prewake(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;

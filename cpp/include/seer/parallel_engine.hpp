@@ -22,6 +22,8 @@ class ParallelEngine {
   explicit ParallelEngine(unsigned num_threads);
   ~ParallelEngine();
   unsigned num_threads() const { return pool_.size(); }
+  // Wakes parked workers for a step that is coming soon.
+  void prewake() { pool_.prewake(); }
 
   // One step of each instance, all in one parallel region: instance i runs
   // windows[i] and fills stats[i]. Returns the failures (null where none);

@@ -44,6 +44,7 @@ class ParallelExecutor final : public Executor {
 
   std::string name() const override { return "parallel"; }
   unsigned num_threads() const override { return engine_->num_threads(); }
+  void prewake() override { engine_->prewake(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;

@@ -8,6 +8,9 @@
 // - Spin-then-park: a worker spins ~kSpinMicros for the next job (so steps
 //   that follow each other closely do not pay a futex wake-up), then sleeps
 //   on a condition variable until the next run().
+// - prewake(): a caller that knows a run() is coming (an RL loop that just
+//   got its actions from the policy) wakes parked workers early, so the
+//   wake-up overlaps its own work instead of delaying the run.
 #pragma once
 
 #include <atomic>
@@ -39,6 +42,13 @@ class ThreadPool {
   // inside). Not reentrant and not thread-safe: one caller at a time.
   // Allocates only the first time (and after a fork).
   void run(const std::function<void(unsigned)>& fn);
+
+  // Wakes parked workers to spin for a run() that is coming soon (they spin
+  // up to kPrewakeSpinMicros, then park again). Cheap when none is parked
+  // or the workers have not started; a no-op in a forked child until its
+  // first run(). Same threading rules as run().
+  void prewake();
+  static constexpr int kPrewakeSpinMicros = 2000;
 
  private:
   struct Shared;

@@ -36,6 +36,9 @@ class VectorSimulation {
     for (auto& sim : sims_) sim->request_interrupt();
   }
 
+  // A step is coming soon: wake parked worker threads (Executor::prewake).
+  void prewake();
+
   // Points instance i's outputs at rows [i * num_agents, (i+1) * num_agents)
   // of the batch buffers.
   void redirect_outputs(const Outputs& batch);
