@@ -9,6 +9,8 @@ unnoticed there; these tests catch it.
 import dataclasses
 import inspect
 
+import numpy as np
+
 import seer_env
 from seer_env.envs import aircraft_v0, pcs_v0
 from seer_env.reference.aircraft import AircraftParams
@@ -43,12 +45,19 @@ def test_aircraft_reference_has_the_env_defaults():
 
 
 def test_envs_with_defaults_equal_the_cpp_models_with_defaults():
-    # Same state after reset (and one step) <=> same parameters, as far as
+    # Same state after reset and three steps <=> same parameters, as far as
     # they matter; the env passes every parameter, the bare Simulation none.
     for module, model in ((pcs_v0, "pcs"), (aircraft_v0, "aircraft")):
         env = module.parallel_env(seed=5, executor="serial")
         env.reset()
         sim = seer_env.Simulation(model, {})
         sim.reset(5)
-        assert env.sim.digest() == sim.digest(), model
         assert env.sim.spec == sim.spec, model
+        for _ in range(3):
+            actions = np.zeros(env.action_space(env.possible_agents[0]).shape, np.float32)
+            actions = np.zeros((len(env.possible_agents), *actions.shape), actions.dtype)
+            if model == "pcs":
+                actions = actions.astype(np.int64)
+            env.step_arrays(actions)
+            sim.step(actions)
+            assert env.sim.digest() == sim.digest(), model
