@@ -33,6 +33,8 @@ phold_configs = st.fixed_dictionaries(
         "lookahead": st.floats(0.01, 2.0),
         "dt": st.floats(0.05, 3.0),
         "work": st.integers(0, 50),
+        "hot_fraction": st.floats(0.0, 1.0),
+        "hot_work": st.integers(0, 200),
     }
 )
 

@@ -133,3 +133,23 @@ def test_call_order_and_seed_validation():
     sim.reset(np.int32(4))
     sim.run_until(3.0)
     assert sim.events_processed > 0
+
+
+def test_hot_spot_burns_more_only_at_the_hot_entities():
+    # Same tokens, same routes (hot_work changes no random draw); only the
+    # burned compute of entities below ceil(hot_fraction * n) differs.
+    base = dict(num_entities=40, remote=0.5, work=3)
+    plain = seer_env.Simulation("phold", base)
+    hot = seer_env.Simulation("phold", dict(base, hot_fraction=0.2, hot_work=50))
+    for sim in (plain, hot):
+        sim.reset(9)
+        sim.run_until(6.0)
+    # Raw state bytes per entity: PholdState{u64 processed, u64 work_acc}.
+    a = plain.entity_states().view(np.uint64)
+    b = hot.entity_states().view(np.uint64)
+    assert (a[:, 0] == b[:, 0]).all()
+    differs = a[:, 1] != b[:, 1]
+    busy = a[:, 0] > 0
+    assert not differs[8:].any()
+    assert (differs[:8] == busy[:8]).all() and busy[:8].any()
+    assert plain.pending_events()["time"].tobytes() == hot.pending_events()["time"].tobytes()

@@ -4,6 +4,8 @@ Each entity holds one token; handling it burns ``work`` units (~1 ns each) and
 forwards it, to another entity with probability ``remote``. A step is one
 ``dt`` of simulated time through ``Simulation.run_until``. The pure-Python
 ``PholdReference`` (no ``work`` parameter) is the baseline where ``work == 0``.
+A hot-spot group gives a contiguous block of entities more work per token:
+the uneven load that static partitions cannot spread and stealing can.
 """
 
 from __future__ import annotations
@@ -56,6 +58,11 @@ def build(config: dict, engines: bool, reference: bool) -> tuple[list[Case], lis
         cases.append(reference_case(config))
     elif reference:
         notes.append("no Python reference: PholdReference has no `work` parameter")
+    if config.get("hot_work", 0):
+        notes.append(
+            f"hot spot: entities 0 .. {config['hot_fraction']:g} n burn {config['hot_work']} "
+            "more units per token; barrier's static partitions put them all on one thread"
+        )
     return cases, notes
 
 
@@ -66,6 +73,8 @@ def group(
     remote: float = 0.25,
     lookahead: float | None = None,
     label: str | None = None,
+    hot_fraction: float = 0.0,
+    hot_work: int = 0,
     engines: bool = True,
     reference: bool = True,
     rounds: int = 5,
@@ -76,6 +85,8 @@ def group(
     config = dict(num_entities=entities, population=1, remote=remote, work=work, dt=1.0)
     if lookahead is not None:
         config["lookahead"] = lookahead
+    if hot_work:
+        config.update(hot_fraction=hot_fraction, hot_work=hot_work)
     return Group(
         workload,
         label or f"PHOLD {entities}, work {work}, remote {remote:g}",

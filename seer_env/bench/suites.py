@@ -55,6 +55,16 @@ def smoke_suite() -> list[Group]:
     return groups
 
 
+# 1/8 of the entities, one contiguous block, burn 20x more per token.
+HOT_SPOT_ARGS = dict(hot_fraction=0.125, hot_work=8000, steps=1)
+
+
+def hot_spot_group() -> Group:
+    return phold.group(
+        4096, 400, label="PHOLD hot spot: 4096, ~0.5 us/event, 1/8 of entities ~8 us", **HOT_SPOT_ARGS
+    )
+
+
 def default_suite() -> list[Group]:
     """The ``make bench`` profile: a few minutes on 2 cores."""
     return [
@@ -65,6 +75,7 @@ def default_suite() -> list[Group]:
         phold.group(1024, label="PHOLD small: 1024, ~0.15 us/event"),
         phold.group(16384, label="PHOLD large: 16384, ~0.15 us/event", steps=1),
         phold.group(4096, 4000, label="PHOLD heavy: 4096, ~5 us/event", steps=1),
+        hot_spot_group(),
         *stpa_groups(quick=True),
     ]
 
@@ -87,6 +98,7 @@ def full_suite() -> list[Group]:
             groups.append(phold.group(entities, work, steps=steps))
     for remote in (0.05, 0.75):  # communication intensity (0.25 is in the sweep above)
         groups.append(phold.group(16384, 400, remote=remote, steps=1))
+    groups.append(hot_spot_group())
     return groups + stpa_groups(quick=False)
 
 

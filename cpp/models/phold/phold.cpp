@@ -1,5 +1,6 @@
 #include "phold/phold.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -15,6 +16,10 @@ PholdModel::PholdModel(Config& config) {
   spec_.lookahead = config.real("lookahead", 0.1, 0.0, 1e12, /*lo_open=*/true);
   spec_.dt = config.real("dt", 1.0, 0.0, 1e12, /*lo_open=*/true);
   work_ = static_cast<std::uint64_t>(config.integer("work", 0, 0, 1'000'000'000));
+  const double hot_fraction = config.real("hot_fraction", 0.0, 0.0, 1.0);
+  hot_entities_ =
+      static_cast<std::uint32_t>(std::ceil(hot_fraction * static_cast<double>(spec_.num_entities)));
+  hot_work_ = static_cast<std::uint64_t>(config.integer("hot_work", 0, 0, 1'000'000'000));
   if (static_cast<double>(spec_.num_entities) * population_ > 1e8) {
     throw std::invalid_argument("num_entities * population must be <= 1e8 (pending events), got " +
                                 std::to_string(static_cast<double>(spec_.num_entities) *
@@ -46,7 +51,8 @@ void PholdModel::on_init(Context& ctx) {
 void PholdModel::on_event(Context& ctx, const Event& event) {
   PholdState& s = self_state(ctx);
   ++s.processed;
-  s.work_acc = burn(s.work_acc ^ event.seq, work_);
+  const std::uint64_t work = ctx.self() < hot_entities_ ? work_ + hot_work_ : work_;
+  s.work_acc = burn(s.work_acc ^ event.seq, work);
   const PholdToken& token = event.as<PholdToken>();
   EntityId target = ctx.self();
   const std::uint32_t n = spec_.num_entities;

@@ -5,6 +5,11 @@
 // the token on after `lookahead + exp(mean)`: with probability `remote` to a
 // uniformly chosen *other* entity, otherwise to itself. No agents: PHOLD runs
 // through seer_env.Simulation, for tests and benchmarks.
+//
+// A hot spot (the "imbalanced PHOLD" of PDES papers): the first
+// `hot_fraction` of the entities (ids 0 .. ceil(hot_fraction * n) - 1, a
+// contiguous block, like a busy district) burn `hot_work` more units per
+// token. A static partition of the ids puts the whole block on one thread.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +57,8 @@ class PholdModel final : public ModelBase<PholdModel, PholdState, PholdPublic> {
   double remote_;
   double mean_;
   std::uint64_t work_;
+  std::uint32_t hot_entities_;  // ids below this are hot
+  std::uint64_t hot_work_;      // extra units per token at a hot entity
 };
 
 std::unique_ptr<Model> make_phold(Config& config);
