@@ -298,8 +298,12 @@ class SeerParallelEnv(ParallelEnv):
         infos = self._info_dicts(self.sim.infos(), None)
         return dict(zip(self.agents, obs)), dict(zip(self.agents, infos))
 
-    def _choose_executor(self) -> None:
-        """Run STPA once (first reset) and switch the simulation to its choice."""
+    def _choose_executor(self, num_envs: int = 1) -> None:
+        """Run STPA once (first reset) and switch the simulation to its choice.
+
+        ``num_envs``: the vector env steps that many instances as one batch
+        and has STPA time batches of that size.
+        """
         executor, check = self._stpa_request
         decision = stpa.choose(
             self._model,
@@ -307,6 +311,7 @@ class SeerParallelEnv(ParallelEnv):
             executor=executor,
             check=check,
             event_budget=self._options["event_budget"],
+            num_envs=num_envs,
         )
         self.sim.set_executor(decision.executor, decision.num_threads)
         self._options["executor"] = decision.executor

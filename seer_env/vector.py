@@ -55,8 +55,10 @@ class SeerVectorEnv(VectorEnv):
         self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
         seed = validate_seed(config.pop("seed", None))
         proto = make_env(name, **config)  # validates config, declares spaces
-        if proto._stpa_request is not None:  # num_threads="auto": STPA picks once
-            proto._choose_executor()
+        if proto._stpa_request is not None:  # num_threads="auto": STPA picks once, for the batch
+            proto._choose_executor(num_envs=self.num_instances)
+        #: STPA's report when num_threads="auto" (what it measured and why it chose), else None.
+        self.stpa_report: dict | None = proto._stpa_report
         self.env_name = name
         self.agents_per_instance = len(proto.possible_agents)
         agent = proto.possible_agents[0]

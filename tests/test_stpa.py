@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import seer_env
-from seer_env import stpa
+from seer_env import stpa, vector
 from seer_env.envs import pcs_v0
 from seer_env.stpa import cache as stpa_cache
 from seer_env.stpa import hardware
@@ -416,3 +416,36 @@ def test_machine_features_are_sane():
     assert 1 <= f["usable_threads"] <= f["logical_cpus"]
     assert 1 <= f["physical_cores"] <= f["usable_threads"]
     assert set(hardware.fingerprint(f)) <= set(f)
+
+
+# -- vector env: the batch is what runs ------------------------------------------------------
+def test_batch_preflight_times_the_whole_batch(machine):
+    one = stpa.choose("pcs", PCS)
+    batch = stpa.choose("pcs", PCS, num_envs=12)
+    assert batch.report["features"]["num_envs"] == 12
+    assert one.report["features"]["num_envs"] == 1
+    # The batch's serial probe handles about 12 times the events of one instance.
+    ratio = batch.report["trace"]["events_per_step"] / one.report["trace"]["events_per_step"]
+    assert 6 < ratio < 24
+
+
+def test_cache_key_includes_num_envs(machine, preflights):
+    stpa.choose("pcs", PCS)
+    stpa.choose("pcs", PCS, num_envs=8)
+    stpa.choose("pcs", PCS, num_envs=8)
+    assert len(preflights) == 2
+
+
+def test_vector_env_auto_decides_for_its_batch_and_stays_identical(machine):
+    venv = vector.make("pcs_v0", num_envs=6, **PCS, num_threads="auto")
+    serial = vector.make("pcs_v0", num_envs=6, **PCS, executor="serial")
+    assert venv.stpa_report is not None and venv.stpa_report["features"]["num_envs"] == 6
+    assert serial.stpa_report["source"] == "static"  # executor="serial": nothing to choose
+    choice = venv.stpa_report["choice"]
+    assert venv.sim.num_threads == choice["num_threads"]
+    venv.reset(seed=3)
+    serial.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        actions = rng.integers(0, 11, size=venv.num_envs)
+        assert venv.step(actions)[0].tobytes() == serial.step(actions)[0].tobytes()

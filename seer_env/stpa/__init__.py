@@ -117,6 +117,7 @@ def choose(
     budget_s: float = DEFAULT_BUDGET_S,
     features: dict | None = None,
     cache: DecisionCache | None = None,
+    num_envs: int = 1,
 ) -> Decision:
     """Choose executor and pool size for ``model`` with ``config`` on this machine.
 
@@ -129,6 +130,8 @@ def choose(
         budget_s: target preflight time; at least ``MIN_ROUNDS`` rounds run.
         features: machine features (tests pass fakes); default: this machine.
         cache: the decision cache; default: ``DecisionCache(default_path())``.
+        num_envs: instances stepped together as one batch (the vector env);
+            the preflight then times batches of that many.
     """
     override = os.environ.get(_ENV_VAR)
     if override is not None and override.strip():
@@ -173,6 +176,7 @@ def choose(
         "model": model,
         "config": {k: float(v) for k, v in sorted(config.items())},
         "executor": executor,
+        "num_envs": num_envs,
         "machine": hardware.fingerprint(features),
     }
     key = make_key(identity)
@@ -183,7 +187,7 @@ def choose(
         hit.report["cache"] = dict(cache_info, status="hit")
         return hit
 
-    decision = _preflight(model, config, executor, event_budget, budget_s, features)
+    decision = _preflight(model, config, executor, event_budget, budget_s, features, num_envs)
     pressure = hardware.cpu_pressure()
     decision.report["features"]["cpu_pressure"] = pressure
     if pressure is not None and pressure > CONTENDED:
@@ -232,12 +236,15 @@ def _preflight(
     event_budget: int,
     budget_s: float,
     features: dict,
+    num_envs: int = 1,
 ) -> Decision:
     start = time.perf_counter()
     max_threads = features["usable_threads"]
     cores = features["physical_cores"]
     parallel_name = executor or "parallel"
-    pf = Preflight(model, config, seed=PREFLIGHT_SEED, event_budget=event_budget)
+    pf = Preflight(
+        model, config, seed=PREFLIGHT_SEED, event_budget=event_budget, num_envs=num_envs
+    )
     try:
         serial_s = pf.probe()
         spec = pf.spec
@@ -247,8 +254,8 @@ def _preflight(
             events_per_step=_mean(pf.events),
             cross_events_per_step=_mean(pf.cross_events),
             rounds_per_step=cost_model.estimated_rounds(spec["lookahead"], spec["dt"]),
-            num_entities=spec["num_entities"],
-            num_agents=spec["num_agents"],
+            num_entities=spec["num_entities"] * num_envs,
+            num_agents=spec["num_agents"] * num_envs,
             lookahead_over_dt=static["lookahead_over_dt"],
         )
         plan = cost_model.plan(trace, max_threads, cores, serial_allowed=executor is None)
@@ -288,7 +295,7 @@ def _preflight(
     scores = pf.upper_quartiles()
     rounds_measured = [r for c, rs in pf.rounds.items() if c != SERIAL for r in rs]
     trace_report = {
-        "steps": pf._step,
+        "steps": pf.steps,
         "events_per_step": trace.events_per_step,
         "rounds_per_step": _mean(rounds_measured) if rounds_measured else None,
         "rounds_per_step_estimated": trace.rounds_per_step,
@@ -328,7 +335,12 @@ def _preflight(
         "candidates": candidates,
         "pruned": pruned,
         "trace": trace_report,
-        "features": {**static, **features, "load_average": _load_average()},
+        "features": {
+            **static,
+            "num_envs": num_envs,
+            **features,
+            "load_average": _load_average(),
+        },
         "preflight_seconds": time.perf_counter() - start,
     }
     return Decision(choice.executor, choice.num_threads, report)

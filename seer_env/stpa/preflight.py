@@ -5,6 +5,10 @@ fresh ``Simulation``), is stepped with the same actions per step index, and
 the copies take turns in short blocks. So at equal step indices every
 candidate handles exactly the same events, and load from other processes
 hits all candidates alike. The env's own simulation is never touched.
+
+With ``num_envs > 1`` (the vector env) every copy is a ``VectorSimulation``
+of that many instances, stepped as one batch like the vector env steps: the
+pool size that suits one small instance is often too small for a batch.
 """
 
 from __future__ import annotations
@@ -57,52 +61,101 @@ class Preflight:
     """Copies of one model+config, stepped in lockstep blocks, with their step times."""
 
     def __init__(
-        self, model: str, config: dict, *, seed: int, event_budget: int = 50_000_000
+        self,
+        model: str,
+        config: dict,
+        *,
+        seed: int,
+        event_budget: int = 50_000_000,
+        num_envs: int = 1,
     ) -> None:
         self._model = model
         self._config = dict(config)
         self._seed = seed
         self._event_budget = event_budget
-        self._sims: dict[Candidate, _core.Simulation] = {}
-        self._step = 0  # step index every copy has reached
+        self.num_envs = num_envs
+        self._sims: dict[Candidate, _core.Simulation | _core.VectorSimulation] = {}
+        self._step_index = 0  # step index every copy has reached
         self.samples: dict[Candidate, list[float]] = {}
         self.rounds: dict[Candidate, list[int]] = {}
         self.events: list[int] = []
         self.cross_events: list[int] = []
         self.spec: dict | None = None
 
-    def _new(self, candidate: Candidate) -> _core.Simulation:
-        return _core.Simulation(
-            self._model,
-            self._config,
+    def _new(self, candidate: Candidate) -> _core.Simulation | _core.VectorSimulation:
+        options = dict(
             executor=candidate.executor,
             num_threads=candidate.num_threads,
             event_budget=self._event_budget,
         )
+        if self.num_envs == 1:
+            return _core.Simulation(self._model, self._config, **options)
+        return _core.VectorSimulation(self._model, self._config, self.num_envs, **options)
 
-    def _step_once(self, sim: _core.Simulation) -> None:
-        sim.step(preflight_actions(self.spec, self._seed, self._step))
+    def _step(self, sim, step: int) -> tuple[float, dict]:
+        """Step ``sim`` with step ``step``'s actions; its time and stats (summed over instances)."""
+        actions = preflight_actions(self.spec, self._seed, step)
+        if self.num_envs == 1:
+            sim.step(actions)
+            return sim.last_step["seconds"], sim.last_step
+        m = self.num_envs
+        batch = np.concatenate([actions] * m)
+        steps = np.zeros(m, dtype=np.uint8)
+        start = time.perf_counter()
+        sim.step(batch, None, steps, np.zeros(m, dtype=np.uint64))
+        seconds = time.perf_counter() - start
+        per = [sim.last_step(i) for i in range(m)]
+        stats = {k: sum(p[k] for p in per) for k in ("events", "cross_events")}
+        stats["rounds"] = max(p["rounds"] for p in per)
+        return seconds, stats
+
+    def _reset(self, sim) -> None:
+        if self.num_envs == 1:
+            sim.reset(self._seed)
+            return
+        m = self.num_envs
+        n = self.spec["num_agents"]
+        act = self.spec["action"]
+        shape = (m * n,) if act["discrete"] else (m * n, act["dim"])
+        zeros = np.zeros(shape, dtype=np.int64 if act["discrete"] else np.float32)
+        resets = np.ones(m, dtype=np.uint8)
+        sim.step(zeros, None, resets, np.arange(self._seed, self._seed + m, dtype=np.uint64))
+
+    def _save(self, sim) -> list[bytes]:
+        return [sim.save()] if self.num_envs == 1 else [sim.save(i) for i in range(self.num_envs)]
+
+    def _load(self, sim, blobs: list[bytes]) -> None:
+        if self.num_envs == 1:
+            sim.load(blobs[0])
+            return
+        for i, blob in enumerate(blobs):
+            sim.load(i, blob)
 
     def probe(self, warmup: int = 1, timed: int = 2) -> float:
         """Start the serial copy; returns its median step time over ``timed`` steps."""
         sim = self._new(SERIAL)
         self.spec = sim.spec
-        sim.reset(self._seed)
+        self._reset(sim)
         self._sims[SERIAL] = sim
         self.samples[SERIAL] = []
         self.rounds[SERIAL] = []
         for _ in range(warmup):
-            self._step_once(sim)
-            self._step += 1
+            self._step(sim, self._step_index)
+            self._step_index += 1
         times = []
         for _ in range(timed):
-            self._step_once(sim)
-            self._step += 1
-            times.append(sim.last_step["seconds"])
-            self.samples[SERIAL].append(times[-1])
-            self.events.append(sim.last_step["events"])
-            self.cross_events.append(sim.last_step["cross_events"])
+            seconds, last = self._step(sim, self._step_index)
+            self._step_index += 1
+            times.append(seconds)
+            self.samples[SERIAL].append(seconds)
+            self.events.append(last["events"])
+            self.cross_events.append(last["cross_events"])
         return statistics.median(times)
+
+    @property
+    def steps(self) -> int:
+        """Step index every copy has reached."""
+        return self._step_index
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -114,7 +167,7 @@ class Preflight:
         if candidate in self._sims:
             return
         sim = self._new(candidate)
-        sim.load(self._sims[SERIAL].save())
+        self._load(sim, self._save(self._sims[SERIAL]))
         self._sims[candidate] = sim
         self.samples[candidate] = []
         self.rounds[candidate] = []
@@ -131,16 +184,15 @@ class Preflight:
         for candidate, sim in items:
             time.sleep(_POOL_SPIN_S)
             for j in range(timed + 1):
-                sim.step(preflight_actions(self.spec, self._seed, self._step + j))
+                seconds, last = self._step(sim, self._step_index + j)
                 if j == 0:
                     continue  # wakes the parked pool; not representative
-                last = sim.last_step
-                self.samples[candidate].append(last["seconds"])
+                self.samples[candidate].append(seconds)
                 self.rounds[candidate].append(last["rounds"])
                 if candidate == SERIAL:
                     self.events.append(last["events"])
                     self.cross_events.append(last["cross_events"])
-        self._step += timed + 1
+        self._step_index += timed + 1
 
     def medians(self) -> dict[Candidate, float]:
         """Median step time of every candidate with samples."""
