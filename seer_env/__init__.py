@@ -20,11 +20,13 @@ from seer_env.env import RuntimeInfo, SeerParallelEnv
 from seer_env.python_model import PythonModel
 from seer_env.registry import env_names, make
 from seer_env.sdk import get_cmake_dir, get_include, register_cpp_model
+from seer_env.stpa import OversubscriptionWarning
 
 __all__ = [
     "ContractViolation",
     "EventBudgetExceeded",
     "HandlerError",
+    "OversubscriptionWarning",
     "PythonModel",
     "RuntimeInfo",
     "SeerParallelEnv",

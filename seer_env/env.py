@@ -197,6 +197,8 @@ class SeerParallelEnv(ParallelEnv):
         threads = stpa.parse_num_threads(num_threads)
         if threads == stpa.AUTO and not isinstance(model, str):
             threads = 1  # a PythonModel runs serially: nothing for STPA to choose
+        if threads != stpa.AUTO and executor != "serial":
+            stpa.warn_if_oversubscribed(threads)
         if not isinstance(check, bool):
             raise ValueError(f"check must be a bool, got {check!r}")
         self.max_cycles = validate_int("max_cycles", max_cycles, 1)

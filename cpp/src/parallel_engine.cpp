@@ -50,6 +50,7 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
   };
   std::vector<PerInstance> per;
   std::vector<EntityId> ready;         // scan scratch (global ids)
+  std::vector<std::uint8_t> visited;   // steal scratch: lists drained this round
 };
 
 // One run_steps call.
@@ -180,13 +181,30 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
     // its time towards the next LB (emit), so a scan racing with it loses
     // nothing.
     drain_list(me, batch, mine);
-    for (unsigned k = 1; k < pool_.size(); ++k) {
-      ExecutiveList& other = *executive_[(w + k) % pool_.size()];
-      SpinWait wait;
-      while (!other.sealed()) wait.once();
-      drain_list(me, batch, other);
-    }
+    steal(me, w, batch);
     barrier_.arrive_and_wait([&] { end_round(batch); });
+  }
+}
+
+void ParallelEngine::steal(Worker& me, unsigned w, Batch& batch) {
+  // Visit every other list once, in the order w+1, w+2, ..., each as soon as
+  // its owner has sealed it: a slow scanner does not hold up the lists after
+  // it (with many threads, someone is always last).
+  const unsigned t = pool_.size();
+  me.visited.assign(t, 0);
+  me.visited[w] = 1;
+  SpinWait wait;
+  for (unsigned left = t - 1; left > 0;) {
+    bool progress = false;
+    for (unsigned k = 1; k < t; ++k) {
+      const unsigned v = (w + k) % t;
+      if (me.visited[v] || !executive_[v]->sealed()) continue;
+      me.visited[v] = 1;
+      --left;
+      progress = true;
+      drain_list(me, batch, *executive_[v]);
+    }
+    if (!progress) wait.once();
   }
 }
 

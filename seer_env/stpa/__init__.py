@@ -25,7 +25,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 import time
+import warnings
 from typing import Any
 
 from seer_env import _core
@@ -35,7 +37,14 @@ from seer_env.stpa import model as cost_model
 from seer_env.stpa.cache import DecisionCache, default_path, make_key
 from seer_env.stpa.preflight import SERIAL, Candidate, Preflight
 
-__all__ = ["AUTO", "Decision", "choose", "parse_num_threads"]
+__all__ = [
+    "AUTO",
+    "Decision",
+    "OversubscriptionWarning",
+    "choose",
+    "parse_num_threads",
+    "warn_if_oversubscribed",
+]
 
 AUTO = "auto"
 STPA_VERSION = 1  # bump when a decision made by an older STPA must not be reused
@@ -64,6 +73,37 @@ def parse_num_threads(value: Any, name: str = "num_threads") -> int | str:
     if not 1 <= value <= 1024:
         raise ValueError(f'{name} must be "auto" or in [1, 1024], got {value}')
     return value
+
+
+class OversubscriptionWarning(RuntimeWarning):
+    """An explicit pool larger than the CPUs this process may use."""
+
+
+def _user_stacklevel() -> int:
+    """``stacklevel`` for a warning raised here that names the first caller outside seer_env."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1  # level 1: the function calling warnings.warn
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_if_oversubscribed(num_threads: int) -> None:
+    """Warn when ``num_threads`` exceeds the usable CPUs (affinity, cgroup quota).
+
+    Workers spin at every round's barrier; with more of them than CPUs they
+    are preempted mid-round and a step can take several times longer (PCS
+    64x64 on 2 CPUs: 4 threads 4-6x slower than 2).
+    """
+    usable = hardware.usable_threads()
+    if num_threads > usable:
+        warnings.warn(
+            f"num_threads={num_threads} exceeds the {usable} CPU(s) this process may use: "
+            "worker threads spin at every round's barrier and get preempted, so steps "
+            f'can be several times slower. Use num_threads="auto" or at most {usable}.',
+            OversubscriptionWarning,
+            stacklevel=_user_stacklevel(),
+        )
 
 
 def default_executor(num_threads: int) -> str:

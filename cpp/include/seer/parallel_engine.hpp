@@ -43,6 +43,7 @@ class ParallelEngine {
   struct Batch;
   void worker_step(unsigned w, Batch& batch);
   void begin_slice(Worker& me, Batch& batch);
+  void steal(Worker& me, unsigned w, Batch& batch);
   void drain_list(Worker& me, Batch& batch, ExecutiveList& list);
   void drain_entity(Worker& me, ParallelExecutor& inst, std::size_t i, EntityId e, double horizon);
   void end_round(Batch& batch);
