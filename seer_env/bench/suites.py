@@ -69,9 +69,10 @@ def default_suite() -> list[Group]:
     """The ``make bench`` profile: a few minutes on 2 cores."""
     return [
         pcs.group(32),
-        pcs.group(64, move_interval=450.0, targets=True),
+        # The target groups: more rounds, so their medians are steadier.
+        pcs.group(64, move_interval=450.0, targets=True, rounds=15),
         aircraft.group(256),
-        aircraft.group(1024, targets=True),
+        aircraft.group(1024, targets=True, rounds=10),
         phold.group(1024, label="PHOLD small: 1024, ~0.15 us/event"),
         phold.group(16384, label="PHOLD large: 16384, ~0.15 us/event", steps=1),
         phold.group(4096, 4000, label="PHOLD heavy: 4096, ~5 us/event", steps=1),
