@@ -5,8 +5,9 @@
 // a time: push() first claims the entity's flag with a CAS (idle -> queued),
 // and done() releases it after the worker is finished with the entity.
 //
-// Within one horizon round the executor pushes, then (after a barrier) pops,
-// so pop() is a single fetch_add: lock-free, no ABA, no per-item CAS loop.
+// Within one horizon round the executor pushes, then pops (other threads
+// after a barrier, or once the pusher has seal()ed the list), so pop() is a
+// single fetch_add: lock-free, no ABA, no per-item CAS loop.
 // Protocol (the executor keeps it; nothing checks it): push only between a
 // reset() and the first pop of a round (a failed pop moves head past tail, so
 // later pushes would be lost), and at most capacity() accepted pushes per
