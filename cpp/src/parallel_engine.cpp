@@ -26,6 +26,7 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
   void emit(const Event& event) override {
     if (event.target == current) {  // self-event: straight into the owner-private heap
       inst->queues_[current].push_local(event);
+      ++local_pushes;
       return;
     }
     EventNode* node = pool.allocate();
@@ -36,6 +37,7 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
 
   ParallelExecutor* inst = nullptr;  // instance of the entity being handled
   std::size_t inst_index = 0;
+  std::uint64_t local_pushes = 0;     // self-events emitted (tells begin_slice what changed)
   EntityId current = 0;
   NodePool pool;
   std::uint64_t lo = 0, hi = 0;        // my slice of the batch's global entity ids
@@ -240,9 +242,13 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
     const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
     me.inst = &inst;
     me.inst_index = i;
+    // The first round's LB: every pending event is at or after t_begin (the
+    // last step handled everything before it; this phase schedules at
+    // >= now), so t_begin bounds them all without a pass over every entity.
+    me.per[i].min = std::min(me.per[i].min, window.t_begin);
     for (EntityId e = lo; e < hi; ++e) {
       me.current = e;
-      inst.queues_[e].drain(me.pool);
+      const std::uint64_t pushed = me.local_pushes;
       try {
         inst.dispatcher_->step_begin(e, window.t_begin, me);
       } catch (...) {
@@ -257,8 +263,10 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
           continue;
         }
       }
-      inst.publish_top(e);
-      me.per[i].min = std::min(me.per[i].min, inst.scan_[e].top);
+      // Only a self-event moves the heap's top; a send to another entity
+      // lowers that entity's inbox bound itself, and the inbox is drained
+      // when its entity is ready.
+      if (me.local_pushes != pushed) inst.publish_top(e);
     }
   }
 }

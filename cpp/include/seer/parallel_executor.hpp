@@ -2,7 +2,8 @@
 //
 // Per step:
 //   phase 0  every worker runs on_step_begin/on_action for its slice of
-//            entities; then a barrier computes LB, the earliest pending time.
+//            entities; barrier. The first LB is t_begin: nothing pending is
+//            earlier, so no pass over every entity is needed.
 //   rounds   with H = min(LB + L, t_end): each worker scans its slice,
 //            pushes the entities holding an event below H onto its own
 //            executive list and seals it; it drains each one's events below H
@@ -91,9 +92,9 @@ class ParallelExecutor final : public Executor {
     scan_[e].top_event = q.top_address();
   }
   // Starts loading what draining e will touch first: its queue, its heap's
-  // first key and earliest event, its runtime record and its state, and the
-  // first node of its inbox. Entities are drained once or twice per round,
-  // so without this each visit begins with a chain of cache misses. The
+  // first key and earliest event, its runtime record and its state.
+  // Entities are drained once or twice per round, so without this each
+  // visit begins with a chain of cache misses. The
   // addresses come from e's scan slot, which the scan just read, so issuing
   // the prefetches does not wait for any of them.
   void prefetch(EntityId e) const {
