@@ -155,5 +155,7 @@ class alignas(64) LocalQueue {
   std::atomic<std::uint64_t>* inbox_min_ = &own_bound_;  // see bind_bound()
   EventHeap heap_;  // owner-private, key order
 };
+// A scan or a drain touches one line of an entity's queue (plus its buffer).
+static_assert(sizeof(LocalQueue) == 64, "LocalQueue is one cache line");
 
 }  // namespace seer
