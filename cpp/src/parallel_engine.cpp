@@ -158,11 +158,10 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
       const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
       // The hottest loop of a round (once per entity): locals and raw
       // pointers, so the compiler keeps the minimum in a register.
-      const ParallelExecutor::ScanSlot* slots = inst.scan_.get();
+      const LocalQueue* queues = inst.queues_.get();
       double later = me.per[i].min;
       for (EntityId e = lo; e < hi; ++e) {
-        const double inbox = bits_time(slots[e].inbox_min.load(std::memory_order_acquire));
-        const double t = slots[e].top < inbox ? slots[e].top : inbox;
+        const double t = queues[e].earliest();
         if (t < horizon) {
           *out++ = static_cast<EntityId>(base + e);
         } else if (t < later) {
@@ -299,7 +298,7 @@ void ParallelEngine::drain_entity(Worker& me, ParallelExecutor& inst, std::size_
     if (event.source != event.target) ++me.per[i].cross_events;
   }
   inst.publish_top(e);
-  me.per[i].min = std::min(me.per[i].min, inst.scan_[e].top);
+  me.per[i].min = std::min(me.per[i].min, q.published_top());
 }
 
 void ParallelEngine::end_round(Batch& batch) {

@@ -17,12 +17,7 @@ void ParallelExecutor::bind(Dispatcher& dispatcher) {
   num_entities_ = dispatcher.num_entities();
   lookahead_ = dispatcher.spec().lookahead;
   queues_ = std::make_unique<LocalQueue[]>(num_entities_);
-  scan_ = std::make_unique<ScanSlot[]>(num_entities_);
-  for (EntityId e = 0; e < num_entities_; ++e) {
-    scan_[e].top = std::numeric_limits<double>::infinity();
-    scan_[e].top_event = nullptr;
-    queues_[e].bind_bound(&scan_[e].inbox_min);
-  }
+
 }
 
 void ParallelExecutor::insert(const Event& event) {

@@ -4,7 +4,8 @@
 // pushed intrusive stack). The single consumer, the worker holding the
 // entity, drains the inbox into a private min-heap in key order and pops from
 // it without atomics. Inbox order does not matter: the heap restores the
-// (time, source, seq) order.
+// (time, source, seq) order. The whole queue is one cache line, which also
+// holds what the parallel executor's per-round scan reads (publish()).
 #pragma once
 
 #include <algorithm>
@@ -74,14 +75,6 @@ class alignas(64) LocalQueue {
   LocalQueue(const LocalQueue&) = delete;
   LocalQueue& operator=(const LocalQueue&) = delete;
 
-  // Keeps the inbox bound in `slot` instead of inside this object, so that an
-  // executor can lay the bounds of all entities out densely for its scans.
-  // Call before any push. Not thread-safe.
-  void bind_bound(std::atomic<std::uint64_t>* slot) {
-    slot->store(inbox_min_->load(std::memory_order_relaxed), std::memory_order_relaxed);
-    inbox_min_ = slot;
-  }
-
   // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
   void push_remote(EventNode* node) {
     // Read the time before publishing: once the CAS succeeds the node belongs
@@ -99,8 +92,8 @@ class alignas(64) LocalQueue {
     // is harmless (the entity is looked at once more for nothing); a missing
     // one is impossible because the bound is lowered after the push and
     // reset by the consumer before it takes the inbox.
-    std::uint64_t cur = inbox_min_->load(std::memory_order_relaxed);
-    while (bits < cur && !inbox_min_->compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
+    std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
+    while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
                                                            std::memory_order_relaxed)) {
     }
   }
@@ -109,7 +102,7 @@ class alignas(64) LocalQueue {
   // Moves every inbox event into the heap, returning nodes to `pool`.
   void drain(NodePool& pool) {
     if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
-    inbox_min_->store(kNeverBits, std::memory_order_seq_cst);  // reset before taking
+    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);  // reset before taking
     // acquire: pairs with the producers' release CAS.
     EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
     while (n != nullptr) {
@@ -127,9 +120,29 @@ class alignas(64) LocalQueue {
   double top_time() const { return heap_.top_time(); }
   // Where the earliest heap event lives (null when empty), for prefetching.
   const Event* top_address() const { return heap_.top_address(); }
-  const void* heap_front_address() const { return heap_.front_address(); }
+
+  // -- Scan support (parallel executor). publish() by the holder when it lets
+  // go of the entity; the published values are read by the scan after a
+  // barrier or by the same thread.
+  void publish() {
+    published_top_ = heap_.top_time();
+    published_event_ = heap_.top_address();
+  }
+  // min(published heap top, inbox bound): below the horizon means ready.
+  double earliest() const {
+    const double inbox = bits_time(inbox_min_.load(std::memory_order_acquire));
+    return published_top_ < inbox ? published_top_ : inbox;
+  }
+  double published_top() const { return published_top_; }
+  // Starts loading the earliest heap event and the heap's keys (a hint).
+  void prefetch_heap() const {
+    if (published_event_ != nullptr) {
+      __builtin_prefetch(published_event_);
+      __builtin_prefetch(heap_.front_address());
+    }
+  }
   // Lower bound on the time of anything in the inbox (+inf when empty).
-  double inbox_bound() const { return bits_time(inbox_min_->load(std::memory_order_acquire)); }
+  double inbox_bound() const { return bits_time(inbox_min_.load(std::memory_order_acquire)); }
 
   // -- Outside a step (single-threaded).
   void clear(NodePool& pool) {
@@ -151,8 +164,12 @@ class alignas(64) LocalQueue {
 
  private:
   std::atomic<EventNode*> inbox_{nullptr};
-  std::atomic<std::uint64_t> own_bound_{kNeverBits};
-  std::atomic<std::uint64_t>* inbox_min_ = &own_bound_;  // see bind_bound()
+  std::atomic<std::uint64_t> inbox_min_{kNeverBits};  // bits of a bound on the inbox's times
+  // The heap's earliest time and event as of the last publish(): what the
+  // parallel executor's per-round scan and prefetches read, in the same
+  // cache line as the inbox bound so a scan brings in what a drain touches.
+  double published_top_ = std::numeric_limits<double>::infinity();
+  const Event* published_event_ = nullptr;
   EventHeap heap_;  // owner-private, key order
 };
 // A scan or a drain touches one line of an entity's queue (plus its buffer).

@@ -71,36 +71,15 @@ class ParallelExecutor final : public Executor {
   std::uint32_t num_entities_ = 0;
   double lookahead_ = 0.0;
   std::unique_ptr<LocalQueue[]> queues_;
-  // What the per-round scan reads: the heap's earliest time, published once
-  // by whoever holds the entity when it lets go (not on every heap push/pop),
-  // and the inbox bound the producers lower. One cache line per entity:
-  // 16-byte slots put neighbours (PCS cells x and x+1) on one line, which
-  // the two workers handling them then fought over. (Since entities stay
-  // with their slice's owner, a dense layout measured the same: 0.92-0.93x
-  // of barrier-2 on PCS 64x64 either way.)
-  struct alignas(64) ScanSlot {
-    double top;
-    std::atomic<std::uint64_t> inbox_min;
-    const void* heap_front;  // the heap's first key, or null when empty
-    const Event* top_event;  // where the heap's earliest event lives, or null
-  };
-  std::unique_ptr<ScanSlot[]> scan_;
-  void publish_top(EntityId e) {
-    const LocalQueue& q = queues_[e];
-    scan_[e].top = q.top_time();
-    scan_[e].heap_front = q.heap_front_address();
-    scan_[e].top_event = q.top_address();
-  }
-  // Starts loading what draining e will touch first: its queue, its heap's
-  // first key and earliest event, its runtime record and its state.
-  // Entities are drained once or twice per round, so without this each
-  // visit begins with a chain of cache misses. The
-  // addresses come from e's scan slot, which the scan just read, so issuing
-  // the prefetches does not wait for any of them.
+  void publish_top(EntityId e) { queues_[e].publish(); }
+  // Starts loading what draining e will touch first: its queue (one line,
+  // holding the addresses of the rest), its heap's keys and earliest event,
+  // its runtime record and its state. Entities are drained once or twice per
+  // round, so without this each visit begins with a chain of cache misses.
+  // The scan has just read e's queue line, so issuing these does not wait.
   void prefetch(EntityId e) const {
     __builtin_prefetch(&queues_[e]);
-    if (scan_[e].heap_front != nullptr) __builtin_prefetch(scan_[e].heap_front);
-    if (scan_[e].top_event != nullptr) __builtin_prefetch(scan_[e].top_event);
+    queues_[e].prefetch_heap();
     dispatcher_->prefetch(e);
   }
 
