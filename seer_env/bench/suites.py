@@ -2,7 +2,7 @@
 
 * ``smoke``: tiny configurations, seconds; checks the machinery (tests use it).
 * ``default`` (``make bench``): the issue's target configurations, PHOLD
-  small and large, and a few STPA-only groups; under 5 minutes on 2 cores.
+  small and large, the hot spot, and a few STPA-only groups; about a minute on 2 cores.
 * ``full`` (``make bench-full``): sizes swept up to PCS 256x256, Aircraft
   4096 UAVs and PHOLD 65536 entities, and compute / communication intensity.
 
@@ -82,7 +82,7 @@ def default_suite() -> list[Group]:
 
 
 def full_suite() -> list[Group]:
-    """``make bench-full``: sizes and intensities swept (tens of minutes on 2 cores)."""
+    """``make bench-full``: sizes and intensities swept (about 5 minutes on 2 cores)."""
     groups = []
     for size in (32, 64, 128, 256):
         for move in (4500.0, 450.0, 45.0):  # communication intensity: handoffs per step
