@@ -13,9 +13,10 @@ CFG = dict(width=6, height=5, move_interval=300, seed=4)
 PARK = 0.002  # seconds: well past the pool's 200 us spin window, so workers park
 
 
-@pytest.mark.parametrize(
-    "executor,threads", [("serial", 1), ("parallel", 2), ("parallel", 4), ("barrier", 3), ("locked", 2)]
-)
+EXECUTORS = [("serial", 1), ("parallel", 2), ("parallel", 4), ("barrier", 3), ("locked", 2)]
+
+
+@pytest.mark.parametrize("executor,threads", EXECUTORS)
 def test_prewake_between_steps_changes_nothing(executor, threads):
     hinted = pcs_v0.parallel_env(**CFG, executor=executor, num_threads=threads)
     plain = pcs_v0.parallel_env(**CFG, executor="serial")

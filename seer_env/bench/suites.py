@@ -60,9 +60,9 @@ HOT_SPOT_ARGS = dict(hot_fraction=0.125, hot_work=8000, steps=1)
 
 
 def hot_spot_group() -> Group:
-    return phold.group(
-        4096, 400, label="PHOLD hot spot: 4096, ~0.5 us/event, 1/8 of entities ~8 us", **HOT_SPOT_ARGS
-    )
+    """PHOLD with a contiguous hot block: where static partitions cannot balance."""
+    label = "PHOLD hot spot: 4096, ~0.5 us/event, 1/8 of entities ~8 us"
+    return phold.group(4096, 400, label=label, **HOT_SPOT_ARGS)
 
 
 def default_suite() -> list[Group]:

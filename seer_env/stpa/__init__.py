@@ -282,9 +282,7 @@ def _preflight(
     max_threads = features["usable_threads"]
     cores = features["physical_cores"]
     parallel_name = executor or "parallel"
-    pf = Preflight(
-        model, config, seed=PREFLIGHT_SEED, event_budget=event_budget, num_envs=num_envs
-    )
+    pf = Preflight(model, config, seed=PREFLIGHT_SEED, event_budget=event_budget, num_envs=num_envs)
     try:
         serial_s = pf.probe()
         spec = pf.spec
