@@ -256,10 +256,46 @@ void test_reuse_right_after_publish() {
   producer.join();
 }
 
+// publish()/earliest(), what the parallel executor's scan reads: the heap's
+// top as of the last publish() (not later heap operations), combined with
+// the inbox bound, which producers lower at once; top_address() names the
+// event pop() returns.
+void test_published_top() {
+  seer::LocalQueue queue;
+  seer::NodePool pool;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto event_at = [](double t, std::uint64_t seq) {
+    seer::Event e{};
+    e.time = t;
+    e.seq = seq;
+    return e;
+  };
+  if (queue.earliest() != inf || queue.published_top() != inf) fail("new queue: earliest not +inf");
+  queue.push_local(event_at(5.0, 1));
+  queue.push_local(event_at(3.0, 2));
+  if (queue.earliest() != inf) fail("earliest moved before publish()");
+  queue.publish();
+  if (queue.earliest() != 3.0 || queue.published_top() != 3.0) fail("earliest != heap top");
+  if (queue.top_address() == nullptr || queue.top_address()->seq != 2) fail("top_address()");
+  seer::EventNode* node = pool.allocate();
+  node->event = event_at(2.0, 3);
+  queue.push_remote(node);
+  if (queue.earliest() != 2.0) fail("earliest ignores the inbox bound");
+  queue.drain(pool);  // the inbox bound resets; the heap now holds 2.0, not yet published
+  if (queue.earliest() != 3.0) fail("earliest after drain, before publish()");
+  queue.publish();
+  if (queue.earliest() != 2.0 || queue.pop().seq != 3) fail("earliest after drain and publish()");
+  queue.pop();
+  queue.pop();
+  queue.publish();
+  if (queue.earliest() != inf || queue.top_address() != nullptr) fail("emptied queue");
+}
+
 }  // namespace
 
 int main() {
   test_reuse_right_after_publish();
+  test_published_top();
 
   seer::LocalQueue queues[kQueues];
   Consumer consumers[kQueues];
