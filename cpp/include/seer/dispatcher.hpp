@@ -16,9 +16,12 @@ namespace seer {
 
 // Runtime-owned, entity-local bookkeeping. Touched only by the thread that
 // currently runs a handler of that entity.
+// next_seq first: with the stream's buffer it fills the first cache line, so
+// a handler that draws and schedules touches one line (the second holds
+// only a word the stream reads when it refills).
 struct alignas(64) EntityRuntime {
-  EntityRng rng;
   std::uint64_t next_seq = 0;  // seq of the next event this entity schedules
+  EntityRng rng;
 };
 
 class Dispatcher {

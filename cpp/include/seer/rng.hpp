@@ -98,10 +98,13 @@ class EntityRng {
     pos_ = 0;
   }
 
-  std::uint64_t k0_ = 0, k1_ = 0;
-  std::uint64_t blocks_ = 0;
+  // Every draw reads buf_ and pos_, a refill the rest: the key's second word
+  // goes last, so a record behind an 8-byte field (EntityRuntime) still keeps
+  // all but it in one cache line.
   std::uint64_t buf_[4] = {0, 0, 0, 0};
   std::uint32_t pos_ = 4;
+  std::uint64_t blocks_ = 0;
+  std::uint64_t k0_ = 0, k1_ = 0;
 };
 
 }  // namespace seer
