@@ -1,6 +1,5 @@
 #include "seer/parallel_executor.hpp"
 
-#include <limits>
 
 namespace seer {
 
@@ -17,7 +16,6 @@ void ParallelExecutor::bind(Dispatcher& dispatcher) {
   num_entities_ = dispatcher.num_entities();
   lookahead_ = dispatcher.spec().lookahead;
   queues_ = std::make_unique<LocalQueue[]>(num_entities_);
-
 }
 
 void ParallelExecutor::insert(const Event& event) {
