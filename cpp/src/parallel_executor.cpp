@@ -1,6 +1,5 @@
 #include "seer/parallel_executor.hpp"
 
-
 namespace seer {
 
 ParallelExecutor::ParallelExecutor(unsigned num_threads)
