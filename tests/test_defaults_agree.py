@@ -53,11 +53,10 @@ def test_envs_with_defaults_equal_the_cpp_models_with_defaults():
         sim = seer_env.Simulation(model, {})
         sim.reset(5)
         assert env.sim.spec == sim.spec, model
+        shape = env.action_space(env.possible_agents[0]).shape
+        dtype = np.int64 if model == "pcs" else np.float32  # Discrete vs Box actions
+        actions = np.zeros((len(env.possible_agents), *shape), dtype)
         for _ in range(3):
-            actions = np.zeros(env.action_space(env.possible_agents[0]).shape, np.float32)
-            actions = np.zeros((len(env.possible_agents), *actions.shape), actions.dtype)
-            if model == "pcs":
-                actions = actions.astype(np.int64)
             env.step_arrays(actions)
             sim.step(actions)
             assert env.sim.digest() == sim.digest(), model

@@ -22,6 +22,13 @@ def entities(group: dict) -> int:
     return c.get("num_uavs") or c.get("num_entities") or 0
 
 
+def _save(fig, path: str) -> None:
+    """Lay out, write and close a figure (every plot here ends this way)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def latency_vs_threads(results: dict, path: str) -> None:
     """Parallel step latency against threads, one line per group, serial dashed."""
     fig, ax = plt.subplots(figsize=(9, 5.5))
@@ -47,9 +54,7 @@ def latency_vs_threads(results: dict, path: str) -> None:
     ax.set_ylabel("median step latency (ms); dashed: serial")
     ax.set_yscale("log")
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def speedup_vs_entities(results: dict, path: str) -> None:
@@ -74,9 +79,7 @@ def speedup_vs_entities(results: dict, path: str) -> None:
     ax.set_xlabel("entities (cells, UAVs, PHOLD entities)")
     ax.set_ylabel("parallel speed-up vs serial (x), most threads")
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def baseline_ratios(results: dict, path: str) -> None:
@@ -99,9 +102,7 @@ def baseline_ratios(results: dict, path: str) -> None:
     ax.set_xticklabels([g["label"] for g in groups], rotation=15, ha="right", fontsize=7)
     ax.set_ylabel("baseline latency / case latency (x, log)")
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def write_all(results: dict, out_dir: str) -> list[str]:

@@ -55,14 +55,13 @@ def smoke_suite() -> list[Group]:
     return groups
 
 
-# 1/8 of the entities, one contiguous block, burn 20x more per token.
-HOT_SPOT_ARGS = dict(hot_fraction=0.125, hot_work=8000, steps=1)
-
-
 def hot_spot_group() -> Group:
-    """PHOLD with a contiguous hot block: where static partitions cannot balance."""
+    """PHOLD with a contiguous hot block: where static partitions cannot balance.
+
+    1/8 of the entities, one contiguous block, burn 20x more per token.
+    """
     label = "PHOLD hot spot: 4096, ~0.5 us/event, 1/8 of entities ~8 us"
-    return phold.group(4096, 400, label=label, **HOT_SPOT_ARGS)
+    return phold.group(4096, 400, label=label, hot_fraction=0.125, hot_work=8000, steps=1)
 
 
 def default_suite() -> list[Group]:
