@@ -14,8 +14,10 @@ import seer_env
 from seer_env import stpa, vector
 from seer_env.envs import pcs_v0
 from seer_env.stpa import cache as stpa_cache
-from seer_env.stpa import hardware
+from seer_env.stpa import hardware, revalidate
+from seer_env.stpa import load as stpa_load
 from seer_env.stpa import model as cost_model
+from seer_env.stpa.preflight import SERIAL, Candidate, Preflight
 
 PHOLD = dict(num_entities=256, population=2, remote=0.5, lookahead=0.2, work=50)
 PCS = dict(width=6, height=4, phones_per_cell=8, move_interval=300.0)
@@ -32,10 +34,20 @@ def fake_features(usable=4, **extra):
     return f
 
 
+QUIET = stpa_load.SimulatedLoad()
+LOADED = stpa_load.SimulatedLoad(0.42)  # the issue's burst: CPU pressure 42%
+
+
+def simulate_load(monkeypatch, signal):
+    """Make ``signal`` the load STPA reads from now on."""
+    monkeypatch.setattr(stpa_load, "DEFAULT", signal)
+
+
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch, tmp_path):
-    """Every test gets its own cache file, no SEER_NUM_THREADS, and a quiet machine."""
-    monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.0)
+    """Every test gets its own cache file and memo, no SEER_NUM_THREADS, and a quiet machine."""
+    simulate_load(monkeypatch, QUIET)
+    monkeypatch.setattr(stpa, "_VALIDATED", set())
     monkeypatch.setenv("SEER_STPA_CACHE", str(tmp_path / "stpa.json"))
     monkeypatch.delenv("SEER_NUM_THREADS", raising=False)
     return tmp_path / "stpa.json"
@@ -143,10 +155,13 @@ def test_preflight_does_not_touch_the_env_simulation(machine):
 def test_cache_hit_skips_preflight(machine, preflights, isolated):
     first = stpa.choose("phold", PHOLD)
     assert len(preflights) == 1 and first.report["cache"]["status"] == "miss, stored"
+    assert first.report["cache"]["outcome"] == "stored"
+    assert first.report["cache"]["path"] == str(isolated)  # says where it wrote
     assert isolated.exists()
     second = stpa.choose("phold", PHOLD)
     assert len(preflights) == 1
-    assert second.report["source"] == "cache" and second.report["cache"]["status"] == "hit"
+    assert second.report["source"] == "cache" and second.report["cache"]["outcome"] == "hit"
+    assert "earlier in this process" in second.report["cache"]["status"]  # no second duel
     assert (second.executor, second.num_threads) == (first.executor, first.num_threads)
     # Another config, or another machine, is a miss.
     stpa.choose("phold", dict(PHOLD, work=51))
@@ -198,22 +213,25 @@ def test_unwritable_cache_is_tolerated(monkeypatch, machine, tmp_path):
     assert decision.report["cache"]["status"].startswith("miss, not stored")
 
 
-def test_decision_under_cpu_contention_is_not_cached(monkeypatch, machine, preflights):
-    monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.9)
-    monkeypatch.setattr(stpa, "_load_average", lambda: 1.0)  # pressure, but no CPU busy elsewhere
+def test_decision_under_cpu_contention_is_only_provisional(monkeypatch, machine, preflights):
+    # Pressure, but no CPU busy elsewhere per the load average: no cap, yet contended.
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=1.0))
     first = stpa.choose("phold", PHOLD)
-    assert "CPU pressure" in first.report["cache"]["status"]
+    assert "CPU pressure 90%" in first.report["cache"]["status"]
+    assert first.report["cache"]["outcome"] == "provisional"
+    assert first.report["load"]["contended"] and "features" in first.report
+    simulate_load(monkeypatch, QUIET)
     stpa.choose("phold", PHOLD)
     assert len(preflights) == 2
 
 
 def test_contended_machine_caps_the_pool(monkeypatch, machine, preflights):
-    monkeypatch.setattr(hardware, "cpu_pressure", lambda: 0.9)
-    monkeypatch.setattr(stpa, "_load_average", lambda: 3.0)  # 2 CPUs busy elsewhere
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))  # 2 CPUs busy
     decision = stpa.choose("phold", PHOLD)
     assert decision.num_threads <= 2
     assert decision.report["features"]["contention_cap"] == 2
-    monkeypatch.setattr(stpa, "_load_average", lambda: 9.0)  # only serial vs parallel x1 left
+    # Only serial vs parallel x1 left.
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=9.0))
     decision = stpa.choose("phold", PHOLD)
     assert decision.num_threads == 1
     assert decision.report["features"]["contention_cap"] == 1
@@ -449,3 +467,339 @@ def test_vector_env_auto_decides_for_its_batch_and_stays_identical(machine):
     for _ in range(10):
         actions = rng.integers(0, 11, size=venv.num_envs)
         assert venv.step(actions)[0].tobytes() == serial.step(actions)[0].tobytes()
+
+
+# -- load: a decision made under contention must not stick -----------------------------------
+def test_entry_written_under_load_is_not_reused_on_a_quiet_machine(
+    monkeypatch, machine, preflights, isolated
+):
+    simulate_load(monkeypatch, LOADED)
+    loaded = pcs_v0.parallel_env(**PCS, executor=None, num_threads="auto")
+    loaded.reset(seed=0)
+    report = loaded.runtime.stpa
+    assert report["cache"]["outcome"] == "provisional"
+    assert report["load"]["contended"] and "CPU pressure 42%" in report["load"]["reasons"][0]
+    (entry,) = json.loads(isolated.read_text())["entries"].values()
+    assert entry["provisional"] is True
+    simulate_load(monkeypatch, QUIET)
+    quiet = pcs_v0.parallel_env(**PCS, executor=None, num_threads="auto")
+    quiet.reset(seed=0)
+    assert len(preflights) == 2  # measured again, not reused
+    assert quiet.runtime.stpa["source"] == "preflight"
+    assert quiet.runtime.stpa["cache"]["outcome"] == "stored"
+    assert "provisional entry (measured under load)" in quiet.runtime.stpa["cache"]["status"]
+    (entry,) = json.loads(isolated.read_text())["entries"].values()
+    assert entry["provisional"] is False  # the quiet decision replaced it
+
+
+def test_provisional_entry_never_replaces_a_quiet_one(monkeypatch, machine, isolated):
+    stpa.choose("phold", PHOLD)
+    quiet = json.loads(isolated.read_text())
+    # Under load with 2 CPUs busy elsewhere the cached x3/x4 may not be allowed: a miss.
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))
+    decision = stpa.choose("phold", PHOLD)
+    if decision.report["source"] == "preflight":
+        assert decision.report["cache"]["outcome"] == "not stored"
+        assert "quiet machine is kept" in decision.report["cache"]["status"]
+    assert json.loads(isolated.read_text()) == quiet
+
+
+def test_provisional_entry_is_reused_while_the_load_lasts(monkeypatch, machine, preflights):
+    simulate_load(monkeypatch, LOADED)
+    stpa.choose("phold", PHOLD)
+    monkeypatch.setattr(stpa, "_VALIDATED", set())  # a new process, same load
+    again = stpa.choose("phold", PHOLD)
+    assert again.report["source"] == "cache" or again.report["cache"]["outcome"] == "replaced"
+
+
+def test_preflight_measures_the_load_over_its_window(machine):
+    decision = stpa.choose("phold", PHOLD, load_signal=stpa_load.LoadSignal())
+    load = decision.report["load"]
+    assert set(load) >= {"contended", "reasons", "cpu_pressure", "run_fraction", "window_s"}
+    assert load["window_s"] > 0
+    assert load["run_fraction"] is None or 0.0 < load["run_fraction"] <= 1.05
+    assert load["contended"] == bool(load["reasons"])
+    json.dumps(decision.report)
+
+
+def test_simulated_run_fraction_alone_means_contended(monkeypatch, machine, preflights):
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.0, run_fraction=0.5))
+    decision = stpa.choose("phold", PHOLD)
+    assert decision.report["cache"]["outcome"] == "provisional"
+    assert "on the CPU 50%" in decision.report["load"]["reasons"][0]
+
+
+def test_load_window_arithmetic():
+    signal = stpa_load.LoadSignal()
+    before = stpa_load.Reading(10.0, 1_000_000, 0.0, 0.5, 100, 10_000)
+    after = stpa_load.Reading(10.5, 1_200_000, 0.0, 0.5, 160, 10_200)
+    c = signal.over(before, after, run_cpu_s=0.3, run_wall_s=0.4)
+    assert c.cpu_pressure == pytest.approx(0.4)  # 0.2 s waited in a 0.5 s window
+    assert c.steal == pytest.approx(0.3)
+    assert c.run_fraction == pytest.approx(0.75)
+    assert c.contended and len(c.reasons) == 3
+    quiet = signal.over(before, stpa_load.Reading(10.5, 1_010_000, 0.0, 0.5, 100, 10_200), 0.4, 0.4)
+    assert not quiet.contended and quiet.summary() == "quiet"
+    # Too little stepping to judge the run fraction; counters missing: no signal.
+    bare = signal.over(stpa_load.Reading(0.0), stpa_load.Reading(1.0), 1e-4, 1e-3)
+    assert (bare.cpu_pressure, bare.steal, bare.run_fraction) == (None, None, None)
+    assert not bare.contended
+
+
+def test_psi_and_proc_stat_parsing():
+    avg10, total = stpa_load._psi_some(
+        "some avg10=42.50 avg60=1.00 avg300=0.00 total=123456\nfull avg10=0.00 total=0\n"
+    )
+    assert (avg10, total) == (pytest.approx(0.425), 123456)
+    assert stpa_load._psi_some(None) == (None, None)
+    assert stpa_load._psi_some("some avg10=x total=y") == (None, None)
+    steal, ticks = stpa_load._cpu_ticks("cpu  10 0 5 80 1 0 1 3 0 0\ncpu0 1 2 3\n")
+    assert (steal, ticks) == (3, 100)
+    assert stpa_load._cpu_ticks("cpu 1 2") == (None, None)
+    signal = stpa_load.LoadSignal()
+    reading = signal.read()
+    assert reading.pressure_avg10 is None or 0.0 <= reading.pressure_avg10 <= 1.0
+    assert not signal.now().window_s
+
+
+def test_one_thread_steps_measure_their_run_fraction_for_real(tmp_path):
+    # Pin this (fresh) process and a busy child to one CPU: the scheduler
+    # splits it, so a serial step is on the CPU about half its wall time.
+    code = (
+        "import os, subprocess, sys, time\n"
+        "cpu = min(os.sched_getaffinity(0)); os.sched_setaffinity(0, {cpu})\n"
+        "busy = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+        "time.sleep(0.3)\n"
+        "from seer_env.stpa.preflight import Preflight\n"
+        "pf = Preflight('phold', dict(num_entities=256, work=2000, dt=1.0), seed=1)\n"
+        "try:\n"
+        "    pf.probe(timed=20)\n"
+        "finally:\n"
+        "    busy.kill()\n"
+        "print(pf.run_cpu_s / pf.run_wall_s)\n"
+    )
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("needs sched_setaffinity (Linux)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    fraction = float(out.stdout.split()[-1])
+    assert fraction < stpa_load.RUN_FRACTION_MIN, fraction
+
+
+# -- re-validation of cached entries ---------------------------------------------------------
+def fake_duel(held, calls):
+    def duel(model, config, cached, runner_up, **kwargs):
+        calls.append((cached, runner_up))
+        ratio, faster = (1.0, 0.0) if held else (0.6, 1.0)
+        return revalidate.Duel(cached, runner_up, held, ratio, faster, 6, 0.01, False, {})
+
+    return duel
+
+
+def test_cache_hit_is_revalidated_once_per_process(monkeypatch, machine, preflights):
+    first = stpa.choose("phold", PHOLD)
+    monkeypatch.setattr(stpa, "_VALIDATED", set())  # as in a new process
+    calls = []
+    monkeypatch.setattr(revalidate, "duel", fake_duel(True, calls))
+    second = stpa.choose("phold", PHOLD)
+    third = stpa.choose("phold", PHOLD)
+    assert len(preflights) == 1
+    if not first.report["candidates"][1:]:
+        pytest.skip("the preflight measured one candidate: nothing to re-validate against")
+    assert len(calls) == 1  # the third env reuses the second's check
+    assert second.report["cache"]["outcome"] == "revalidated"
+    assert second.report["cache"]["revalidation"]["held"] is True
+    assert third.report["cache"]["outcome"] == "hit"
+    cached, runner_up = calls[0]
+    assert (cached.executor, cached.num_threads) == (first.executor, first.num_threads)
+    assert runner_up != cached
+
+
+def test_cache_entry_that_loses_its_revalidation_is_replaced(
+    monkeypatch, machine, preflights, isolated
+):
+    # The issue's entry: "parallel x1" measured in a burst, parallel x2 the runner-up.
+    with monkeypatch.context() as m:
+        m.setattr(stpa, "_pick", lambda allowed, scores: (Candidate(1, "parallel"), "burst"))
+        m.setattr(cost_model, "plan", lambda *a, **k: cost_model.Plan([1, 2], {}, 2, "x"))
+        stpa.choose("phold", PHOLD, executor="parallel")  # serial: not a runner-up
+    monkeypatch.setattr(stpa, "_VALIDATED", set())  # a new process, on a quiet machine
+    calls = []
+    monkeypatch.setattr(revalidate, "duel", fake_duel(False, calls))
+    decision = stpa.choose("phold", PHOLD, executor="parallel")
+    assert [(c.label, r.label) for c, r in calls] == [("parallel x1", "parallel x2")]
+    assert decision.report["source"] == "preflight" and len(preflights) == 2
+    cache = decision.report["cache"]
+    assert cache["outcome"] == "replaced" and cache["revalidation"]["held"] is False
+    assert "lost its re-validation" in cache["status"] and cache["status"].endswith("stored")
+    (entry,) = json.loads(isolated.read_text())["entries"].values()
+    assert entry["report"]["choice"] == decision.report["choice"]
+    assert not entry["report"]["reason"].startswith("burst")
+
+
+def test_real_duel_runs_on_copies_and_reports(monkeypatch, machine):
+    first = stpa.choose("phold", PHOLD)
+    monkeypatch.setattr(stpa, "_VALIDATED", set())
+    env_sim_untouched = seer_env.Simulation("phold", PHOLD)
+    second = stpa.choose("phold", PHOLD)
+    cache = second.report["cache"]
+    if "revalidation" not in cache:
+        assert cache["outcome"] == "hit" and "no runner-up" in cache["status"]
+        return
+    duel = cache["revalidation"]
+    assert duel["cached"] == Candidate(first.num_threads, first.executor).label
+    assert duel["pairs"] >= revalidate.MIN_ROUNDS
+    assert cache["outcome"] in ("revalidated", "replaced")
+    assert (cache["outcome"] == "revalidated") == duel["held"]
+    assert duel["seconds"] < 5.0
+    assert env_sim_untouched.steps == 0
+    json.dumps(second.report)
+
+
+def test_duel_pairs_steps_at_the_same_indices():
+    sims = {}
+    pf = Preflight("phold", PHOLD, seed=3)
+    pf.start(SERIAL)
+    pf.add(Candidate(2, "parallel"))
+    for r in range(3):
+        pf.run_round(2, order_shift=r, wake=r == 0)
+    for c in pf.candidates:
+        sims[c] = pf._sims[c].digest()
+    assert len(set(sims.values())) == 1  # same state at the same step index
+    assert len(pf.samples[SERIAL]) == len(pf.samples[Candidate(2, "parallel")]) == 6
+    assert pf.run_wall_s > 0  # the serial copy's steps count toward the run fraction
+    pf.close()
+
+
+@pytest.mark.parametrize(
+    "cached, runner, held",
+    [
+        ([1.0] * 6, [0.6] * 6, False),  # the issue: runner-up 1.6x faster
+        ([1.0] * 6, [0.95] * 6, True),  # within the margin
+        ([1.0] * 6, [0.5, 0.5, 0.5, 1.2, 1.2, 1.2], True),  # no clear majority
+        ([1.0] * 6, [1.3] * 6, True),
+    ],
+)
+def test_duel_verdict(monkeypatch, cached, runner, held):
+    c, r = Candidate(1, "parallel"), Candidate(2, "parallel")
+
+    def rounds(self, timed, order_shift=0, wake=True):
+        self.samples[c] = list(cached)
+        self.samples[r] = list(runner)
+
+    monkeypatch.setattr(Preflight, "run_round", rounds)
+    result = revalidate.duel("phold", PHOLD, c, r, seed=1, signal=QUIET)
+    assert result.held is held
+    assert result.pairs == 6
+
+
+# -- the cache never raises (issue 16, bug 9) ------------------------------------------------
+def _entry(**overrides):
+    entry = {
+        "identity": {"model": "x"},
+        "report": {"choice": {"executor": "serial", "num_threads": 1}},
+        "stored_at": 1.0,
+    }
+    entry.update(overrides)
+    return entry
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": 1, "entries": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"format": 1, "entries": {"k": ' + '{"a": ' * 50_000 + "1" + "}" * 50_001 + "}",
+    ],
+    ids=["deep-entries", "deep-entry"],
+)
+def test_deeply_nested_cache_file_does_not_escape_reset(machine, isolated, text):
+    isolated.write_text(text)
+    env = pcs_v0.parallel_env(**PCS, executor=None, num_threads="auto")
+    env.reset(seed=0)
+    assert env.runtime.stpa["source"] == "preflight"
+    assert json.loads(isolated.read_text())["format"] == stpa_cache.FORMAT
+
+
+def test_many_malformed_entries_do_not_escape_reset(machine, isolated):
+    shapes = [7, None, "x", [1, 2], {}, {"stored_at": "yesterday"}, {"stored_at": [1]}]
+    shapes += [_entry(stored_at="now"), _entry(stored_at=float("nan")), _entry(report=[])]
+    shapes += [_entry(report={"choice": {"executor": "serial", "num_threads": 1e400}})]
+    shapes += [_entry(report={"choice": {"executor": 3, "num_threads": 1}}), _entry(identity=1)]
+    shapes += [_entry(provisional="yes"), _entry(stored_at=True)]
+    entries = {f"bad{i}": shapes[i % len(shapes)] for i in range(300)}
+    entries["good"] = _entry(stored_at=2.0)
+    isolated.write_text(json.dumps({"format": 1, "entries": entries}))
+    env = pcs_v0.parallel_env(**PCS, executor=None, num_threads="auto")
+    env.reset(seed=0)
+    assert env.runtime.stpa["cache"]["outcome"] == "stored"
+    kept = json.loads(isolated.read_text())["entries"]
+    assert "good" in kept and len(kept) == 2  # every malformed entry dropped
+
+
+def test_cached_entry_with_an_infinite_thread_count_is_a_miss(machine, preflights, isolated):
+    stpa.choose("phold", PHOLD)
+    text = isolated.read_text()
+    data = json.loads(text)
+    (key,) = data["entries"]
+    data["entries"][key]["report"]["choice"]["num_threads"] = 1e400  # json writes Infinity
+    isolated.write_text(json.dumps(data))
+    decision = stpa.choose("phold", PHOLD)
+    assert decision.report["source"] == "preflight" and len(preflights) == 2
+
+
+def test_cache_stores_among_256_valid_entries_of_mixed_age(machine, isolated):
+    entries = {f"k{i}": _entry(stored_at=float(i)) for i in range(300)}
+    entries["k5"]["stored_at"] = 5  # an int timestamp is fine
+    isolated.write_text(json.dumps({"format": 1, "entries": entries}))
+    decision = stpa.choose("phold", PHOLD)
+    assert decision.report["cache"]["outcome"] == "stored"
+    kept = json.loads(isolated.read_text())["entries"]
+    assert len(kept) == stpa_cache.MAX_ENTRIES and "k0" not in kept and "k299" in kept
+
+
+def test_cache_file_too_large_is_ignored(monkeypatch, machine, isolated):
+    monkeypatch.setattr(stpa_cache, "MAX_FILE_BYTES", 100)
+    stpa.choose("phold", PHOLD)
+    assert isolated.stat().st_size > 100
+    assert stpa_cache.DecisionCache(isolated).get("anything") is None
+    assert stpa_cache.DecisionCache(isolated)._load_all() == {}
+
+
+def test_no_home_directory_disables_the_cache(monkeypatch, machine):
+    monkeypatch.delenv("SEER_STPA_CACHE")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(stpa_cache.Path, "home", staticmethod(no_home))
+    assert stpa_cache.default_path() is None
+    decision = stpa.choose("phold", PHOLD)
+    assert decision.report["cache"]["path"] is None
+    assert decision.report["cache"]["outcome"] == "not stored"
+
+
+@pytest.mark.parametrize("value", ["off", "0", "none", "", "OFF", "false"])
+def test_cache_disabling_values(monkeypatch, value):
+    monkeypatch.setenv("SEER_STPA_CACHE", value)
+    assert stpa_cache.default_path() is None
+
+
+def test_path_with_nul_byte_is_a_skipped_store():
+    cache = stpa_cache.DecisionCache(stpa_cache.Path("/tmp/a\x00b/stpa.json"))
+    assert cache.get("k") is None
+    assert cache.put("k", _entry()).startswith("not stored (ValueError")
+
+
+def test_entry_shapes():
+    assert stpa_cache.valid_entry(_entry())
+    assert stpa_cache.valid_entry(_entry(provisional=True))
+    deep: dict = {}
+    node = deep
+    for _ in range(stpa_cache.MAX_DEPTH + 2):
+        node["x"] = {}
+        node = node["x"]
+    assert not stpa_cache.valid_entry(_entry(identity=deep))
+    assert not stpa_cache.valid_entry(_entry(stored_at=float("inf")))
+    assert not stpa_cache.valid_entry(
+        _entry(report={"choice": {"executor": "s", "num_threads": True}})
+    )

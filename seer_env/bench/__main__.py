@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import sys
@@ -11,7 +12,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from seer_env.bench import callgrind, report
+from seer_env.bench import callgrind, contention, report
 from seer_env.bench.groups import Group
 from seer_env.bench.regret import regret_table
 from seer_env.bench.suites import SUITES
@@ -40,18 +41,29 @@ def machine_info() -> dict:
 
 
 def run_group(group: Group, progress: Progress) -> dict:
-    """Build a group's cases, time them interleaved, summarize, close them."""
+    """Build a group's cases, time them interleaved, summarize, close them.
+
+    A contention group (``group.quiet_label``) does all of it, the auto case's
+    STPA decision included, beside one busy process per usable CPU.
+    """
+    busy = hardware.usable_threads() if group.quiet_label is not None else 0
     task = progress.add_task(f"{group.label}: building", total=None)
-    cases, notes = group.build()
-    progress.update(task, description=group.label, total=group.rounds * len(cases))
+    cases: list = []
+    notes: list[str] = []
+    loaded = contention.busy_processes(busy) if busy else contextlib.nullcontext([])
     try:
-        run_interleaved(
-            cases,
-            warmup_steps=group.warmup_steps,
-            rounds=group.rounds,
-            steps_per_turn=group.steps_per_turn,
-            progress=lambda: progress.advance(task),
-        )
+        with loaded as procs:
+            cases, notes = group.build()
+            progress.update(task, description=group.label, total=group.rounds * len(cases))
+            run_interleaved(
+                cases,
+                warmup_steps=group.warmup_steps,
+                rounds=group.rounds,
+                steps_per_turn=group.steps_per_turn,
+                progress=lambda: progress.advance(task),
+            )
+            if contention.still_busy(procs) < busy:
+                notes.append("a busy process ended before the group did: load not constant")
     finally:
         for case in cases:
             if case.close is not None:
@@ -59,7 +71,7 @@ def run_group(group: Group, progress: Progress) -> dict:
         progress.remove_task(task)
     rows = [summarize(c) for c in cases]
     report.add_ratios(rows)
-    return {
+    result = {
         "workload": group.workload,
         "label": group.label,
         "config": group.config,
@@ -68,6 +80,9 @@ def run_group(group: Group, progress: Progress) -> dict:
         "notes": notes,
         "targets": report.check_targets(rows, group.targets),
     }
+    if group.quiet_label is not None:
+        result.update(quiet_label=group.quiet_label, busy_processes=busy)
+    return result
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -79,11 +94,21 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--callgrind", action="store_true", help="add instructions/event (needs valgrind)"
     )
+    parser.add_argument(
+        "--no-contention",
+        action="store_true",
+        help="skip the contention groups (those run beside one busy process per CPU)",
+    )
     args = parser.parse_args(argv)
     console = Console()
     groups = SUITES[args.profile]()
     if args.only:
         groups = [g for g in groups if args.only.lower() in g.label.lower()]
+    if args.no_contention:
+        groups = [g for g in groups if g.quiet_label is None]
+    # Quiet groups first: the load figures at the end must not include the
+    # bench's own busy processes (PSI avg10 remembers 10 s of them).
+    groups.sort(key=lambda g: g.quiet_label is not None)
     results = {"profile": args.profile, "machine": machine_info(), "groups": []}
     results["machine"]["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
     m = results["machine"]
@@ -95,6 +120,8 @@ def main(argv: list[str] | None = None) -> dict:
     columns = [TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
     with Progress(*columns, console=console, transient=True) as progress:
         for group in groups:
+            if group.quiet_label is not None and "load_end" not in m:
+                m["load_end"], m["cpu_pressure_end"] = load()
             result = run_group(group, progress)
             results["groups"].append(result)
             rows = result["rows"]
@@ -107,7 +134,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.callgrind:
         with console.status("callgrind: instructions per event"):
             results["callgrind"] = callgrind.run()
-    m["load_end"], m["cpu_pressure_end"] = load()
+    if "load_end" not in m:
+        m["load_end"], m["cpu_pressure_end"] = load()
     results["seconds"] = time.perf_counter() - start
     # Raw Markdown, unwrapped: it is meant to be pasted (and rich's tables wrap badly).
     console.print(report.markdown(results), markup=False, highlight=False, soft_wrap=True)

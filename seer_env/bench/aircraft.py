@@ -15,7 +15,7 @@ import functools
 from seer_env.bench.adapters import NEVER, AircraftJoint, AircraftReferenceEnv
 from seer_env.bench.baselines import baseline_cases, driven
 from seer_env.bench.executors import executor_cases
-from seer_env.bench.groups import Group, Target, reduction
+from seer_env.bench.groups import LOAD_COUNTS, Group, Target, reduction, under_load
 from seer_env.bench.timing import Case
 from seer_env.envs import aircraft_v0
 from seer_env.policy import MlpPolicy
@@ -39,12 +39,21 @@ def env_case(config: dict, policy: MlpPolicy, executor: str, threads: int) -> Ca
     return Case("", step, events_per_step=lambda: env.sim.last_step["events"])
 
 
-def build(config: dict, baselines: bool) -> tuple[list[Case], list[str]]:
-    """Executor cases, then (optionally) the user-facing baselines."""
+def build(
+    config: dict, baselines: bool, counts: tuple[int, ...] | None = None
+) -> tuple[list[Case], list[str]]:
+    """Executor cases (parallel at ``counts`` threads; engines only with every count).
+
+    Then (optionally) the user-facing baselines.
+    """
     probe = aircraft_v0.parallel_env(**config)
     policy = MlpPolicy.for_env(probe, hidden=HIDDEN, action_scale=ACTION_SCALE)
     cases = executor_cases(
-        functools.partial(env_case, config, policy), "aircraft", probe._model_config
+        functools.partial(env_case, config, policy),
+        "aircraft",
+        probe._model_config,
+        engines=counts is None,
+        counts=counts,
     )
     notes: list[str] = []
     if baselines:
@@ -67,16 +76,21 @@ def group(
     targets: bool = False,
     rounds: int = 5,
     steps: int = 3,
+    load: bool = False,
 ) -> Group:
-    """A swarm of ``num_uavs`` (a multiple of 4) at the default density."""
+    """A swarm of ``num_uavs`` (a multiple of 4) at the default density.
+
+    ``load``: the contention twin (serial, parallel-2, auto beside busy processes).
+    """
     config = {"num_uavs": num_uavs}
-    return Group(
+    g = Group(
         "aircraft",
         f"Aircraft {num_uavs} UAVs",
         config,
-        functools.partial(build, config, baselines),
+        functools.partial(build, config, baselines and not load, LOAD_COUNTS if load else None),
         steps_per_turn=steps,
         rounds=rounds,
         metric="inference step (policy + env.step)",
         targets=TARGETS if targets else (),
     )
+    return under_load(g) if load else g

@@ -30,9 +30,15 @@ def thread_counts() -> list[int]:
     return counts
 
 
-def executor_variants(engines: bool = True) -> list[tuple[str, int]]:
-    """(executor, threads): serial, parallel at each count, the baseline engines at the top."""
-    variants = [("serial", 1)] + [("parallel", t) for t in thread_counts()]
+def executor_variants(
+    engines: bool = True, counts: tuple[int, ...] | None = None
+) -> list[tuple[str, int]]:
+    """(executor, threads): serial, parallel at each count, the baseline engines at the top.
+
+    ``counts``: the parallel thread counts (default: ``thread_counts()``).
+    """
+    counts = tuple(counts) if counts is not None else tuple(thread_counts())
+    variants = [("serial", 1)] + [("parallel", t) for t in counts]
     if engines:
         top = thread_counts()[-1]
         for name in seer_env.executor_names():
@@ -47,14 +53,19 @@ def case_name(executor: str, threads: int) -> str:
 
 
 def executor_cases(
-    make: CaseFactory, model: str, model_config: dict, engines: bool = True
+    make: CaseFactory,
+    model: str,
+    model_config: dict,
+    engines: bool = True,
+    counts: tuple[int, ...] | None = None,
 ) -> list[Case]:
     """One case per executor variant, then ``auto`` (STPA's choice, decided now).
 
-    ``engines``: include the baseline engines (``locked``, ``barrier``).
+    ``engines``: include the baseline engines (``locked``, ``barrier``);
+    ``counts``: the parallel thread counts (default: 1, 2, 4, ... usable).
     """
     cases = []
-    for executor, threads in executor_variants(engines):
+    for executor, threads in executor_variants(engines, counts):
         case = make(executor, threads)
         case.name = case_name(executor, threads)
         case.meta.update(kind="executor", executor=executor, threads=threads)

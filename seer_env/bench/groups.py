@@ -36,6 +36,28 @@ class Group:
     warmup_steps: int = 3
     metric: str = "env step"
     targets: tuple[Target, ...] = ()
+    quiet_label: str | None = None  # set: this group repeats that quiet group under load
+
+
+# The contention groups: serial, parallel-2 and auto, one busy process per usable CPU.
+LOAD_COUNTS = (2,)
+LOAD_TARGETS = (Target("parallel-2", "serial", 0.9, "under load: parallel-2 >= 0.9x serial"),)
+AUTO_VS_BEST_UNDER_LOAD = 0.95  # auto >= 0.95x the best fixed choice under the same load
+
+
+def under_load(quiet: Group) -> Group:
+    """``quiet``'s contention twin: same workload and cases, run beside busy processes.
+
+    ``quiet.build`` must already build only the cases to compare under load
+    (the workloads' ``group(..., under_load=True)`` do).
+    """
+    return dataclasses.replace(
+        quiet,
+        workload="contention",
+        label=f"Under load: {quiet.label}",
+        quiet_label=quiet.label,
+        targets=LOAD_TARGETS,
+    )
 
 
 def reduction(percent: float) -> float:

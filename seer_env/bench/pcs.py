@@ -15,7 +15,7 @@ import numpy as np
 from seer_env.bench.adapters import NEVER, PcsJoint
 from seer_env.bench.baselines import baseline_cases
 from seer_env.bench.executors import executor_cases
-from seer_env.bench.groups import Group, Target, reduction
+from seer_env.bench.groups import LOAD_COUNTS, Group, Target, reduction, under_load
 from seer_env.bench.timing import Case
 from seer_env.envs import pcs_v0
 from seer_env.reference.pcs import PcsReference
@@ -49,12 +49,14 @@ def env_case(config: dict, actions: np.ndarray, executor: str, threads: int) -> 
     return Case("", step, events_per_step=lambda: env.sim.last_step["events"])
 
 
-def build(config: dict, engines: bool, baselines: bool) -> tuple[list[Case], list[str]]:
-    """Executor cases, then (optionally) the user-facing baselines."""
+def build(
+    config: dict, engines: bool, baselines: bool, counts: tuple[int, ...] | None = None
+) -> tuple[list[Case], list[str]]:
+    """Executor cases (parallel at ``counts`` threads), then (optionally) the baselines."""
     actions = guard_actions(config["width"] * config["height"])
     model_config = pcs_v0.parallel_env(**config)._model_config  # what STPA keys on
     make = functools.partial(env_case, config, actions)
-    cases = executor_cases(make, "pcs", model_config, engines)
+    cases = executor_cases(make, "pcs", model_config, engines, counts)
     notes: list[str] = []
     if baselines:
         part = dict(config, width=config["width"] // 2, height=config["height"] // 2)
@@ -80,8 +82,12 @@ def group(
     rounds: int = 5,
     steps: int = 3,
     workload: str = "pcs",
+    load: bool = False,
 ) -> Group:
-    """PCS on a ``size x size`` torus (``size`` even: the baselines use quarter grids)."""
+    """PCS on a ``size x size`` torus (``size`` even: the baselines use quarter grids).
+
+    ``load``: the contention twin (serial, parallel-2, auto beside busy processes).
+    """
     config = {
         "width": size,
         "height": size,
@@ -90,12 +96,14 @@ def group(
     }
     phones = "" if phones_per_cell == 16 else f", {phones_per_cell} phones/cell"
     prefix = "STPA: " if workload == "stpa" else ""
-    return Group(
+    counts = LOAD_COUNTS if load else None
+    g = Group(
         workload,
         f"{prefix}PCS {size}x{size}, moves every {move_interval:g} min{phones}",
         config,
-        functools.partial(build, config, engines, baselines),
+        functools.partial(build, config, engines and not load, baselines and not load, counts),
         steps_per_turn=steps,
         rounds=rounds,
         targets=TARGETS if targets else (),
     )
+    return under_load(g) if load else g

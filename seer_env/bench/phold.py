@@ -14,7 +14,7 @@ import functools
 
 import seer_env
 from seer_env.bench.executors import executor_cases
-from seer_env.bench.groups import Group
+from seer_env.bench.groups import LOAD_COUNTS, Group, under_load
 from seer_env.bench.timing import Case
 from seer_env.reference.phold import PholdReference
 
@@ -50,9 +50,11 @@ def reference_case(config: dict) -> Case:
     return Case("reference", step, events_per_step=events, meta={"kind": "baseline"})
 
 
-def build(config: dict, engines: bool, reference: bool) -> tuple[list[Case], list[str]]:
-    """Executor cases, plus the Python reference when it models the same work."""
-    cases = executor_cases(functools.partial(sim_case, config), "phold", config, engines)
+def build(
+    config: dict, engines: bool, reference: bool, counts: tuple[int, ...] | None = None
+) -> tuple[list[Case], list[str]]:
+    """Executor cases (parallel at ``counts`` threads), plus the Python reference if it fits."""
+    cases = executor_cases(functools.partial(sim_case, config), "phold", config, engines, counts)
     notes = []
     if reference and config.get("work", 0) == 0:
         cases.append(reference_case(config))
@@ -80,18 +82,24 @@ def group(
     rounds: int = 5,
     steps: int = 3,
     workload: str = "phold",
+    load: bool = False,
 ) -> Group:
-    """PHOLD with ``entities`` one-token entities, ``remote`` of events cross-entity."""
+    """PHOLD with ``entities`` one-token entities, ``remote`` of events cross-entity.
+
+    ``load``: the contention twin (serial, parallel-2, auto beside busy processes).
+    """
     config = dict(num_entities=entities, population=1, remote=remote, work=work, dt=1.0)
     if lookahead is not None:
         config["lookahead"] = lookahead
     if hot_work:
         config.update(hot_fraction=hot_fraction, hot_work=hot_work)
-    return Group(
+    counts = LOAD_COUNTS if load else None
+    g = Group(
         workload,
         label or f"PHOLD {entities}, work {work}, remote {remote:g}",
         config,
-        functools.partial(build, config, engines, reference),
+        functools.partial(build, config, engines and not load, reference and not load, counts),
         steps_per_turn=steps,
         rounds=rounds,
     )
+    return under_load(g) if load else g

@@ -36,7 +36,7 @@ def latency_vs_threads(results: dict, path: str) -> None:
     for group in results["groups"]:
         par = [r for r in group["rows"] if r.get("kind") == "executor"]
         par = [r for r in par if r["executor"] == "parallel"]
-        if not par:
+        if not par or group["workload"] == "contention":  # one count, in their own table
             continue
         counts.update(r["threads"] for r in par)
         (line,) = ax.plot(
@@ -62,8 +62,8 @@ def speedup_vs_entities(results: dict, path: str) -> None:
     fig, ax = plt.subplots(figsize=(9, 5))
     series: dict[str, list[tuple[int, float]]] = {}
     for group in results["groups"]:
-        if group["workload"] == "stpa":
-            continue  # STPA's sweep: odd shapes, reported in the regret table
+        if group["workload"] in ("stpa", "contention"):
+            continue  # STPA's sweep and the loaded runs: reported in their own tables
         par = [r for r in group["rows"] if r.get("kind") == "executor"]
         par = [r for r in par if r["executor"] == "parallel" and r.get("speedup_vs_serial")]
         if par:

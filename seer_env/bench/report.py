@@ -6,7 +6,7 @@ import json
 import os
 
 from seer_env.bench import plots
-from seer_env.bench.groups import Target
+from seer_env.bench.groups import AUTO_VS_BEST_UNDER_LOAD, Target
 
 BASELINES = ("reference", "async-vec", "supersuit")
 LOADED = 0.2  # CPU pressure (PSI some avg10) above which timings are flagged as noisy
@@ -119,6 +119,56 @@ def regret_lines(regret: list[dict]) -> list[str]:
     return lines
 
 
+def auto_vs_best(group: dict) -> float | None:
+    """Best fixed choice's median / auto's median (serial and parallel cases)."""
+    rows = group["rows"]
+    auto = next((r for r in rows if r["name"] == "auto"), None)
+    fixed = [
+        r["median_ms"]
+        for r in rows
+        if r.get("kind") == "executor" and r.get("executor") in ("serial", "parallel")
+    ]
+    if auto is None or not fixed or auto["median_ms"] <= 0:
+        return None
+    return min(fixed) / auto["median_ms"]
+
+
+def contention_lines(results: dict) -> list[str]:
+    """Each contention group beside its quiet group: medians, slowdown, ratios; auto's check."""
+    loaded = [g for g in results["groups"] if g.get("quiet_label")]
+    if not loaded:
+        return []
+    quiet = {g["label"]: g for g in results["groups"] if not g.get("quiet_label")}
+    head = ["group", "case", "quiet ms", "under load ms", "slowdown", "vs serial quiet"]
+    head += ["vs serial under load"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+    checks = []
+    for g in loaded:
+        calm = {r["name"]: r for r in quiet.get(g["quiet_label"], {"rows": []})["rows"]}
+        for r in g["rows"]:
+            q = calm.get(r["name"])
+            cells = [g["quiet_label"], _case_label(r), f"{q['median_ms']:.3f}" if q else "-"]
+            cells += [f"{r['median_ms']:.3f}"]
+            cells += [_x(r["median_ms"] / q["median_ms"]) if q else "-"]
+            cells += [_x(q.get("speedup_vs_serial")) if q else "-", _x(r.get("speedup_vs_serial"))]
+            lines.append("| " + " | ".join(cells) + " |")
+        ratio = auto_vs_best(g)
+        if ratio is not None:
+            verdict = "met" if ratio >= AUTO_VS_BEST_UNDER_LOAD else "**missed**"
+            checks.append(
+                f"- {g['quiet_label']}: auto {ratio:.2f}x the best fixed choice under load "
+                f"(needs {AUTO_VS_BEST_UNDER_LOAD:.2f}x): {verdict}"
+            )
+        checks += [f"- {g['quiet_label']}: {line[2:]}" for line in target_lines(g, False)]
+    busy = loaded[0].get("busy_processes")
+    intro = (
+        f"Each case again with {busy} busy processes (one per usable CPU) started and stopped "
+        "by the bench; `slowdown` is under load / quiet (quiet: the group of the same label "
+        "in this run; `-` when it did not run)."
+    )
+    return [intro, "", *lines, "", *checks]
+
+
 def machine_line(m: dict) -> str:
     """Who measured: CPU, usable threads, affinity, load."""
     return (
@@ -154,6 +204,10 @@ def markdown(results: dict) -> str:
         lines += [""] + [f"Note: {n}" for n in group.get("notes", [])]
         lines += target_lines(group, loaded)
         lines.append("")
+    under_load = contention_lines(results)
+    if under_load:
+        lines += ["### Under load: the contention groups beside the quiet ones", ""]
+        lines += under_load + [""]
     if results.get("regret"):
         lines += ["### STPA regret (auto vs every fixed choice, median ms)", ""]
         lines += regret_lines(results["regret"]) + [""]

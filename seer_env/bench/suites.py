@@ -6,6 +6,10 @@
 * ``full`` (``make bench-full``): sizes swept up to PCS 256x256, Aircraft
   4096 UAVs and PHOLD 65536 entities, and compute / communication intensity.
 
+``default`` and ``full`` end with the contention groups: PCS 64x64, Aircraft
+1024 and PHOLD 16384 again (serial, parallel-2, auto) beside one busy process
+per usable CPU (``contention.py``); ``smoke`` has one tiny such group.
+
 Every group compares serial, parallel at each thread count, locked, barrier
 and auto (STPA); PCS and Aircraft groups add the reference env directly, under
 ``AsyncVectorEnv`` and under SuperSuit; PHOLD groups add the Python reference
@@ -40,6 +44,15 @@ def stpa_groups(quick: bool) -> list[Group]:
     return groups
 
 
+def contention_groups() -> list[Group]:
+    """The issue's configurations again, each beside one busy process per usable CPU."""
+    return [
+        pcs.group(64, move_interval=450.0, rounds=7, load=True),
+        aircraft.group(1024, rounds=7, load=True),
+        phold.group(16384, label="PHOLD large: 16384, ~0.15 us/event", steps=1, load=True),
+    ]
+
+
 def smoke_suite() -> list[Group]:
     """Tiny groups, every kind of case, a couple of samples each."""
     few = dict(rounds=2, steps=1)
@@ -48,8 +61,9 @@ def smoke_suite() -> list[Group]:
         aircraft.group(16, targets=True, **few),
         phold.group(64, **few),
         phold.group(64, label="STPA: PHOLD 64", engines=False, reference=False, **few),
+        pcs.group(8, load=True, **few),
     ]
-    groups[-1].workload = "stpa"
+    groups[3].workload = "stpa"
     for g in groups:
         g.warmup_steps = 1
     return groups
@@ -77,6 +91,7 @@ def default_suite() -> list[Group]:
         phold.group(4096, 4000, label="PHOLD heavy: 4096, ~5 us/event", steps=1),
         hot_spot_group(),
         *stpa_groups(quick=True),
+        *contention_groups(),
     ]
 
 
@@ -99,7 +114,7 @@ def full_suite() -> list[Group]:
     for remote in (0.05, 0.75):  # communication intensity (0.25 is in the sweep above)
         groups.append(phold.group(16384, 400, remote=remote, steps=1))
     groups.append(hot_spot_group())
-    return groups + stpa_groups(quick=False)
+    return groups + stpa_groups(quick=False) + contention_groups()
 
 
 SUITES = {"smoke": smoke_suite, "default": default_suite, "full": full_suite}

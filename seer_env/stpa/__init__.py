@@ -7,7 +7,10 @@ in this order:
 2. a fixed answer when there is nothing to choose: ``executor="serial"``,
    ``check=True`` (the full contract check needs one thread) or one usable CPU
    (affinity / cgroup quota);
-3. a cached decision for this (model, config, machine);
+3. a cached decision for this (model, config, machine), re-validated once per
+   process: a short duel against the runner-up of the preflight that made it
+   (``revalidate.py``); losing sends it to step 4. A *provisional* entry
+   (measured under contention) is not reused on a quiet machine;
 4. a preflight: a serial probe gives the trace (events, rounds, time per
    event); the static model (``model.py``) prunes pool sizes that cannot win;
    the rest are measured on throw-away copies in interleaved blocks
@@ -15,9 +18,12 @@ in this order:
    preferring fewer threads within ``TIE``. The upper quartile, not the
    median, because a spinning pool degrades badly when other processes take
    its cores: a size must be fast in most steps, not just in a quiet moment.
+   The machine's load is read around it (``load.py``); a decision measured
+   under contention is stored as provisional only.
 
-The returned ``Decision.report`` is what ``env.runtime.stpa`` shows. See
-docs/stpa.md.
+The returned ``Decision.report`` is what ``env.runtime.stpa`` shows; its
+``cache`` part says where the cache file is and what became of the decision
+(``outcome``). See docs/stpa.md.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from typing import Any
 
 from seer_env import _core
 from seer_env._version import __version__
-from seer_env.stpa import hardware
+from seer_env.stpa import hardware, load, revalidate
 from seer_env.stpa import model as cost_model
+from seer_env.stpa.cache import ENV_VAR as CACHE_ENV_VAR
 from seer_env.stpa.cache import DecisionCache, default_path, make_key
+from seer_env.stpa.load import Contention, LoadSignal
 from seer_env.stpa.preflight import SERIAL, Candidate, Preflight
 
 __all__ = [
@@ -47,9 +55,12 @@ __all__ = [
 ]
 
 AUTO = "auto"
-STPA_VERSION = 1  # bump when a decision made by an older STPA must not be reused
+# Bump when a decision made by an older STPA must not be reused. 2: decisions
+# of version 1 may have been measured under load (only PSI avg10 > 50% kept
+# one out of the cache).
+STPA_VERSION = 2
 TIE = 0.03  # a candidate this close to the fastest counts as as fast
-CONTENDED = 0.5  # CPU pressure above this during the preflight: decision not cached
+CAP_PRESSURE = 0.5  # CPU pressure (avg10) above this caps the pool at the CPUs left free
 DEFAULT_BUDGET_S = 0.25  # target preflight time (at least MIN_ROUNDS rounds run regardless)
 MIN_ROUNDS = 2
 MAX_ROUNDS = 8
@@ -147,6 +158,11 @@ def _load_average() -> float | None:
         return None
 
 
+# (cache file, key) of entries this process already re-validated or stored:
+# later envs of the same config here reuse them without another duel.
+_VALIDATED: set[tuple[str, str]] = set()
+
+
 def choose(
     model: str,
     config: dict,
@@ -158,6 +174,7 @@ def choose(
     features: dict | None = None,
     cache: DecisionCache | None = None,
     num_envs: int = 1,
+    load_signal: LoadSignal | None = None,
 ) -> Decision:
     """Choose executor and pool size for ``model`` with ``config`` on this machine.
 
@@ -172,6 +189,8 @@ def choose(
         cache: the decision cache; default: ``DecisionCache(default_path())``.
         num_envs: instances stepped together as one batch (the vector env);
             the preflight then times batches of that many.
+        load_signal: reads the machine's load (tests pass a
+            ``load.SimulatedLoad``); default: ``load.default_signal()``.
     """
     override = os.environ.get(_ENV_VAR)
     if override is not None and override.strip():
@@ -190,9 +209,11 @@ def choose(
             "static",
             "check=True: the foreign-write check is active only with one thread",
         )
+    signal = load_signal if load_signal is not None else load.default_signal()
+    now = signal.now()
     features = features or hardware.machine_features()
     max_threads = features["usable_threads"]
-    cap = _contention_cap(max_threads)
+    cap = _contention_cap(max_threads, now)
     if cap is not None and cap < max_threads:
         # Other processes already keep the cores busy: a spinning pool larger
         # than what is left is preempted mid-round and stalls every barrier.
@@ -220,53 +241,174 @@ def choose(
         "machine": hardware.fingerprint(features),
     }
     key = make_key(identity)
-    cache_info = {"path": str(cache.path) if cache.path else None, "key": key}
+    cache_info = {
+        "path": str(cache.path) if cache.path else None,  # None: caching is off
+        "key": key,
+        "disable_with": f"{CACHE_ENV_VAR}=off",
+    }
     entry = cache.get(key)
-    hit = _from_cache(entry, executor, max_threads)
+    skipped = None  # why an entry was not reused
+    if entry is not None and entry["identity"] != identity:
+        entry, skipped = None, "another identity under this key"
+    elif entry is not None and entry["provisional"] and not now.contended:
+        # Measured under load: it says nothing about this quiet machine.
+        entry, skipped = None, "provisional entry (measured under load) on a quiet machine"
+    hit = _from_cache(entry, executor, max_threads) if entry is not None else None
+    if entry is not None and hit is None:
+        skipped = "the cached choice is not allowed here"
+    memo = (str(cache.path), key)
+    duel_info: dict = {}
     if hit is not None:
-        hit.report["cache"] = dict(cache_info, status="hit")
-        return hit
+        cached, runner_up = hit
+        kept = _revalidated(cached, runner_up, memo, model, config, event_budget, num_envs, signal)
+        if kept is not None:
+            kept.report["cache"] = dict(cache_info, **kept.report["cache"])
+            return kept
+        duel_info = cached.report["cache"]
 
-    decision = _preflight(model, config, executor, event_budget, budget_s, features, num_envs)
-    pressure = hardware.cpu_pressure()
-    decision.report["features"]["cpu_pressure"] = pressure
-    if pressure is not None and pressure > CONTENDED:
-        # Measured while other processes competed for the cores: good for
-        # now, but not a decision to keep for a quieter (or busier) future.
-        status = f"not stored (CPU pressure {pressure:.0%} during the preflight)"
+    decision = _preflight(
+        model, config, executor, event_budget, budget_s, features, num_envs, signal
+    )
+    decision.report["features"]["cpu_pressure"] = now.cpu_pressure
+    stored = _store(cache, key, identity, decision, memo)
+    if duel_info:
+        stored.update(
+            outcome="replaced",
+            status=f"{duel_info['status']}; {stored['status']}",
+            revalidation=duel_info["revalidation"],
+        )
+    elif skipped:
+        stored["status"] = f"miss ({skipped}), {stored['status']}"
     else:
-        status = cache.put(key, {"identity": identity, "report": decision.report})
-    decision.report["cache"] = dict(cache_info, status=f"miss, {status}")
+        stored["status"] = f"miss, {stored['status']}"
+    decision.report["cache"] = dict(cache_info, **stored)
     return decision
 
 
-def _contention_cap(max_threads: int) -> int | None:
+def _store(
+    cache: DecisionCache, key: str, identity: dict, decision: Decision, memo: tuple[str, str]
+) -> dict:
+    """Store a preflight's decision (provisional if it was contended); outcome and status."""
+    contended = decision.report.get("load", {}).get("contended", False)
+    status = cache.put(
+        key, {"identity": identity, "report": decision.report}, provisional=contended
+    )
+    if status != "stored":
+        outcome = "not stored"
+    else:
+        # Just measured: later envs here reuse it without a duel (a provisional
+        # one only while the CPUs stay contended, as any provisional entry).
+        _VALIDATED.add(memo)
+        outcome = "provisional" if contended else "stored"
+        if contended:
+            status = "stored as provisional (not reused on a quiet machine)"
+    if contended:
+        status += f"; measured under contention: {'; '.join(decision.report['load']['reasons'])}"
+    return {"outcome": outcome, "status": status}
+
+
+def _revalidated(
+    decision: Decision,
+    runner_up: Candidate | None,
+    memo: tuple[str, str],
+    model: str,
+    config: dict,
+    event_budget: int,
+    num_envs: int,
+    signal: LoadSignal,
+) -> Decision | None:
+    """The cached ``decision`` if it holds (or need not be checked), None if it lost.
+
+    Sets ``decision.report["cache"]`` (outcome, status, the duel's report).
+    """
+    report = decision.report
+    if memo in _VALIDATED:
+        report["cache"] = {"outcome": "hit", "status": "hit (re-validated earlier in this process)"}
+        return decision
+    if runner_up is None:
+        _VALIDATED.add(memo)
+        report["cache"] = {"outcome": "hit", "status": "hit (no runner-up to re-validate against)"}
+        return decision
+    cached = Candidate(decision.num_threads, decision.executor)
+    try:
+        result = revalidate.duel(
+            model,
+            config,
+            cached,
+            runner_up,
+            seed=PREFLIGHT_SEED,
+            signal=signal,
+            event_budget=event_budget,
+            num_envs=num_envs,
+        )
+    except Exception as exc:  # noqa: BLE001 - the env's own run will raise it where it matters
+        report["cache"] = {
+            "outcome": "hit",
+            "status": f"hit (re-validation failed: {type(exc).__name__}: {exc})",
+        }
+        return decision
+    versus = (
+        f"{runner_up.label} took {result.median_ratio:.2f}x the time of {cached.label} "
+        f"(median of {result.pairs} paired steps)"
+    )
+    report["cache"] = {"revalidation": result.report()}
+    if result.held:
+        _VALIDATED.add(memo)
+        report["cache"].update(outcome="revalidated", status=f"hit, re-validated: {versus}")
+        return decision
+    report["cache"].update(outcome="replaced", status=f"hit, lost its re-validation: {versus}")
+    return None
+
+
+def _contention_cap(max_threads: int, now: Contention) -> int | None:
     """Threads left by other processes when the CPUs are contended, else None.
 
-    Only under CPU pressure (PSI) above ``CONTENDED``; then the 1-minute load
-    average minus this process's own runnable thread estimates the busy CPUs.
+    Only under CPU pressure (PSI avg10) above ``CAP_PRESSURE``; then the
+    1-minute load average minus this process's own runnable thread estimates
+    the busy CPUs.
     """
-    pressure = hardware.cpu_pressure()
-    load = _load_average()
-    if pressure is None or load is None or pressure <= CONTENDED:
+    pressure, avg = now.cpu_pressure, now.load_average
+    if pressure is None or avg is None or pressure <= CAP_PRESSURE:
         return None
-    return max(1, max_threads - math.ceil(max(0.0, load - 1.0)))
+    return max(1, max_threads - math.ceil(max(0.0, avg - 1.0)))
 
 
-def _from_cache(entry: dict | None, executor: str | None, max_threads: int) -> Decision | None:
-    """The cached decision if it is well-formed and still allowed here, else None."""
-    try:
-        report = dict(entry["report"])
-        name = report["choice"]["executor"]
-        n = int(report["choice"]["num_threads"])
-    except (TypeError, KeyError, ValueError):
-        return None
-    if name not in _core.executor_names() or not 1 <= n <= max_threads:
-        return None
-    if executor is not None and name != executor:
+def _allowed(executor: str, num_threads: int, wanted: str | None, max_threads: int) -> bool:
+    return (
+        executor in _core.executor_names()
+        and 1 <= num_threads <= max_threads
+        and (wanted is None or executor == wanted)
+    )
+
+
+def _from_cache(
+    entry: dict, executor: str | None, max_threads: int
+) -> tuple[Decision, Candidate | None] | None:
+    """The cached decision and its runner-up, if the choice is still allowed here, else None.
+
+    ``entry`` has the shape ``cache.valid_entry`` checks. The runner-up is the
+    best-scoring other candidate of the preflight that made the decision and
+    is allowed here (None when there is none: nothing to re-validate against).
+    """
+    report = dict(entry["report"])
+    name, n = report["choice"]["executor"], report["choice"]["num_threads"]
+    if not _allowed(name, n, executor, max_threads):
         return None
     report["source"] = "cache"
-    return Decision(name, n, report)
+    report["cached_at"] = entry["stored_at"]
+    best = None
+    candidates = report.get("candidates")
+    for c in candidates if isinstance(candidates, list) else []:
+        if not isinstance(c, dict):
+            continue
+        other, threads, score = c.get("executor"), c.get("num_threads"), c.get("upper_quartile_s")
+        if not (isinstance(other, str) and type(threads) is int and type(score) is float):
+            continue
+        if (other, threads) == (name, n) or not _allowed(other, threads, executor, max_threads):
+            continue
+        if math.isfinite(score) and (best is None or score < best[0]):
+            best = (score, Candidate(threads, other))
+    return Decision(name, n, report), best[1] if best else None
 
 
 def _preflight(
@@ -277,7 +419,10 @@ def _preflight(
     budget_s: float,
     features: dict,
     num_envs: int = 1,
+    signal: LoadSignal | None = None,
 ) -> Decision:
+    signal = signal if signal is not None else load.default_signal()
+    before = signal.read()
     start = time.perf_counter()
     max_threads = features["usable_threads"]
     cores = features["physical_cores"]
@@ -329,6 +474,7 @@ def _preflight(
             features=features,
         )
 
+    contention = signal.over(before, signal.read(), pf.run_cpu_s, pf.run_wall_s)
     medians = pf.medians()
     scores = pf.upper_quartiles()
     rounds_measured = [r for c, rs in pf.rounds.items() if c != SERIAL for r in rs]
@@ -379,6 +525,7 @@ def _preflight(
             **features,
             "load_average": _load_average(),
         },
+        "load": contention.report(),
         "preflight_seconds": time.perf_counter() - start,
     }
     return Decision(choice.executor, choice.num_threads, report)

@@ -1,17 +1,25 @@
 """The decision cache: one JSON file of STPA decisions per (env, config, machine).
 
-The file lives at ``$SEER_STPA_CACHE`` if set (``off`` disables caching),
-else ``$XDG_CACHE_HOME/seer_env/stpa.json`` (``~/.cache/seer_env/stpa.json``).
-It is a cache, never a source of truth: an unreadable, corrupt or unwritable
-file means a miss or a skipped store, reported but never raised. Writes go to
-a temporary file that replaces the old one, so concurrent processes never
-see half a file (the last writer wins).
+The file lives at ``$SEER_STPA_CACHE`` if set (``off``, ``0``, ``none`` or
+empty disable caching), else ``$XDG_CACHE_HOME/seer_env/stpa.json``
+(``~/.cache/seer_env/stpa.json``). It is a cache, never a source of truth: an
+unreadable, corrupt or unwritable file means a miss or a skipped store,
+reported but never raised. Every entry is checked for its shape when the
+file is read (anything else is dropped, so no malformed entry reaches the
+caller or the eviction). Writes go to a temporary file that replaces the old
+one, so concurrent processes never see half a file (the last writer wins).
+
+An entry is ``{"identity", "report", "stored_at", "provisional"}``:
+``provisional`` marks a decision measured while the CPUs were contended
+(see ``load.py``); it never replaces an entry measured on a quiet machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 import os
 import tempfile
 import time
@@ -19,14 +27,26 @@ from pathlib import Path
 
 FORMAT = 1
 MAX_ENTRIES = 256  # oldest dropped beyond this
+MAX_FILE_BYTES = 8 << 20  # 256 entries take ~1 MB; a larger file is not ours
+MAX_DEPTH = 12  # nesting of a well-formed entry is ~5; deeper is not ours
+DISABLED = ("", "off", "0", "none", "false", "no")
+ENV_VAR = "SEER_STPA_CACHE"  # a path, or off
 
 
 def default_path() -> Path | None:
-    """Where the cache lives, or None when ``SEER_STPA_CACHE=off``."""
-    override = os.environ.get("SEER_STPA_CACHE")
+    """Where the cache lives, or None when ``SEER_STPA_CACHE`` disables it.
+
+    None too when there is no home directory to put it in (then nothing is cached).
+    """
+    override = os.environ.get(ENV_VAR)
     if override is not None:
-        return None if override.strip().lower() in ("", "off", "0", "none") else Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return None if override.strip().lower() in DISABLED else Path(override)
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):  # no $HOME and no passwd entry
+            return None
     return Path(base) / "seer_env" / "stpa.json"
 
 
@@ -36,42 +56,95 @@ def make_key(identity: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+def _shallow(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests at most ``limit`` containers deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def valid_entry(entry: object) -> bool:
+    """Whether ``entry`` has the shape ``put`` writes (and nothing deeper than MAX_DEPTH)."""
+    if not isinstance(entry, dict):
+        return False
+    report, stored_at = entry.get("report"), entry.get("stored_at")
+    if not isinstance(entry.get("identity"), dict) or not isinstance(report, dict):
+        return False
+    if isinstance(stored_at, bool) or not isinstance(stored_at, (int, float)):
+        return False
+    if not math.isfinite(stored_at) or not isinstance(entry.get("provisional", False), bool):
+        return False
+    choice = report.get("choice")
+    if not isinstance(choice, dict) or not isinstance(choice.get("executor"), str):
+        return False
+    n = choice.get("num_threads")
+    if isinstance(n, bool) or not isinstance(n, int):
+        return False
+    return _shallow(entry)
+
+
 class DecisionCache:
     """Get and put decisions in one cache file; every failure becomes a status string."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
 
-    def _load_all(self) -> dict:
+    def _load_all(self) -> dict[str, dict]:
+        """Every well-formed entry of the file (an empty dict for anything else)."""
         if self.path is None:
             return {}
         try:
+            if self.path.stat().st_size > MAX_FILE_BYTES:
+                return {}
             data = json.loads(self.path.read_text())
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, UnicodeDecodeError):
+        # ValueError covers bad JSON, UnicodeDecodeError and a NUL in the path;
+        # RecursionError: nesting deeper than the parser's stack.
+        except (OSError, ValueError, RecursionError):
             return {}  # corrupt or unreadable: start over on the next store
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             return {}
         entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
+        if not isinstance(entries, dict):
+            return {}
+        return {k: e for k, e in entries.items() if valid_entry(e)}
 
     def get(self, key: str) -> dict | None:
-        """The entry stored under ``key``, or None."""
-        entry = self._load_all().get(key)
-        return entry if isinstance(entry, dict) else None
+        """The well-formed entry stored under ``key``, or None."""
+        return self._load_all().get(key)
 
-    def put(self, key: str, entry: dict) -> str:
-        """Store ``entry`` under ``key``; returns ``"stored"`` or why not."""
+    def put(self, key: str, entry: dict, *, provisional: bool = False) -> str:
+        """Store ``entry`` under ``key``; returns ``"stored"`` or why not.
+
+        A ``provisional`` entry (measured under contention) does not replace
+        an entry that was measured on a quiet machine.
+        """
         if self.path is None:
-            return "disabled (SEER_STPA_CACHE=off)"
+            return f"disabled ({ENV_VAR}=off)"
         entries = self._load_all()
-        entries[key] = dict(entry, stored_at=time.time())
+        old = entries.get(key)
+        if provisional and old is not None and not old.get("provisional", False):
+            return "not stored (the entry measured on a quiet machine is kept)"
+        entries[key] = dict(entry, stored_at=time.time(), provisional=provisional)
         if len(entries) > MAX_ENTRIES:
-            by_age = sorted(entries, key=lambda k: entries[k].get("stored_at", 0.0))
-            for old in by_age[: len(entries) - MAX_ENTRIES]:
-                del entries[old]
-        text = json.dumps({"format": FORMAT, "entries": entries}, indent=1, sort_keys=True)
+            by_age = sorted(entries, key=lambda k: entries[k]["stored_at"])
+            for stale in by_age[: len(entries) - MAX_ENTRIES]:
+                del entries[stale]
+        try:
+            text = json.dumps({"format": FORMAT, "entries": entries}, indent=1, sort_keys=True)
+        except (TypeError, ValueError, RecursionError) as exc:  # not JSON-ready: a bug, not fatal
+            return f"not stored ({type(exc).__name__}: {exc})"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".stpa-", dir=self.path.parent)
@@ -80,8 +153,9 @@ class DecisionCache:
                     f.write(text)
                 os.replace(tmp, self.path)
             except BaseException:
-                os.unlink(tmp)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
                 raise
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
             return f"not stored ({type(exc).__name__}: {exc})"
         return "stored"

@@ -6,6 +6,10 @@ the copies take turns in short blocks. So at equal step indices every
 candidate handles exactly the same events, and load from other processes
 hits all candidates alike. The env's own simulation is never touched.
 
+The one-thread candidates' steps also record the calling thread's CPU time:
+a step that never sleeps and still ran for less CPU time than wall time was
+preempted, which is how ``load.py`` tells a contended measurement apart.
+
 With ``num_envs > 1`` (the vector env) every copy is a ``VectorSimulation``
 of that many instances, stepped as one batch like the vector env steps: the
 pool size that suits one small instance is often too small for a batch.
@@ -81,6 +85,9 @@ class Preflight:
         self.events: list[int] = []
         self.cross_events: list[int] = []
         self.spec: dict | None = None
+        # Thread CPU time and wall time of the timed one-thread steps (load.py).
+        self.run_cpu_s = 0.0
+        self.run_wall_s = 0.0
 
     def _new(self, candidate: Candidate) -> _core.Simulation | _core.VectorSimulation:
         options = dict(
@@ -98,6 +105,21 @@ class Preflight:
         if self.num_envs == 1:
             sim.step(actions)
             return sim.last_step["seconds"], sim.last_step
+        return self._step_batch(sim, actions)
+
+    def _timed_step(self, candidate: Candidate, step: int) -> tuple[float, dict]:
+        """``_step`` of ``candidate``'s copy; one-thread steps count toward the run fraction."""
+        sim = self._sims[candidate]
+        if candidate.num_threads != 1:
+            return self._step(sim, step)
+        cpu, wall = time.thread_time(), time.perf_counter()
+        out = self._step(sim, step)
+        self.run_cpu_s += time.thread_time() - cpu
+        self.run_wall_s += time.perf_counter() - wall
+        return out
+
+    def _step_batch(self, sim, actions: np.ndarray) -> tuple[float, dict]:
+        """One batch step of a ``VectorSimulation``: every instance takes ``actions``."""
         m = self.num_envs
         batch = np.concatenate([actions] * m)
         steps = np.zeros(m, dtype=np.uint8)
@@ -131,20 +153,28 @@ class Preflight:
         for i, blob in enumerate(blobs):
             sim.load(i, blob)
 
-    def probe(self, warmup: int = 1, timed: int = 2) -> float:
-        """Start the serial copy; returns its median step time over ``timed`` steps."""
-        sim = self._new(SERIAL)
+    def start(self, candidate: Candidate, warmup: int = 1) -> float:
+        """Start the first copy (``candidate``) from a reset; returns its last warm-up step time."""
+        if self._sims:
+            raise RuntimeError("Preflight.start() called twice")
+        sim = self._new(candidate)
         self.spec = sim.spec
         self._reset(sim)
-        self._sims[SERIAL] = sim
-        self.samples[SERIAL] = []
-        self.rounds[SERIAL] = []
+        self._sims[candidate] = sim
+        self.samples[candidate] = []
+        self.rounds[candidate] = []
+        seconds = 0.0
         for _ in range(warmup):
-            self._step(sim, self._step_index)
+            seconds, _ = self._step(sim, self._step_index)
             self._step_index += 1
+        return seconds
+
+    def probe(self, warmup: int = 1, timed: int = 2) -> float:
+        """Start the serial copy; returns its median step time over ``timed`` steps."""
+        self.start(SERIAL, warmup)
         times = []
         for _ in range(timed):
-            seconds, last = self._step(sim, self._step_index)
+            seconds, last = self._timed_step(SERIAL, self._step_index)
             self._step_index += 1
             times.append(seconds)
             self.samples[SERIAL].append(seconds)
@@ -163,36 +193,39 @@ class Preflight:
         return list(self._sims)
 
     def add(self, candidate: Candidate) -> None:
-        """Start a copy for ``candidate`` at the current step index (from the serial copy)."""
+        """Start a copy for ``candidate`` at the current step index (from the first copy)."""
         if candidate in self._sims:
             return
         sim = self._new(candidate)
-        self._load(sim, self._save(self._sims[SERIAL]))
+        self._load(sim, self._save(next(iter(self._sims.values()))))
         self._sims[candidate] = sim
         self.samples[candidate] = []
         self.rounds[candidate] = []
 
-    def run_round(self, timed: int, order_shift: int = 0) -> None:
+    def run_round(self, timed: int, order_shift: int = 0, wake: bool = True) -> None:
         """One block per candidate: wait out idle spinners, one warm-up step, ``timed`` steps.
 
         The order rotates by ``order_shift`` so no candidate always follows
-        the same neighbour.
+        the same neighbour. ``wake=False`` skips the warm-up step (for steps
+        long enough that waking a parked pool is lost in them; a new copy's
+        first block always has it).
         """
-        items = list(self._sims.items())
+        items = list(self._sims)
         k = order_shift % len(items)
         items = items[k:] + items[:k]
-        for candidate, sim in items:
+        untimed = 1 if wake or any(not self.samples[c] for c in items) else 0
+        for candidate in items:
             time.sleep(_POOL_SPIN_S)
-            for j in range(timed + 1):
-                seconds, last = self._step(sim, self._step_index + j)
-                if j == 0:
+            for j in range(timed + untimed):
+                seconds, last = self._timed_step(candidate, self._step_index + j)
+                if j < untimed:
                     continue  # wakes the parked pool; not representative
                 self.samples[candidate].append(seconds)
                 self.rounds[candidate].append(last["rounds"])
                 if candidate == SERIAL:
                     self.events.append(last["events"])
                     self.cross_events.append(last["cross_events"])
-        self._step_index += timed + 1
+        self._step_index += timed + untimed
 
     def medians(self) -> dict[Candidate, float]:
         """Median step time of every candidate with samples."""
