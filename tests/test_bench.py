@@ -1,11 +1,15 @@
 """The benchmark machinery on its smoke profile: files written and well-formed (no timing)."""
 
 import json
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 from seer_env.bench import __main__ as bench
-from seer_env.bench import report
+from seer_env.bench import contention, report
 from seer_env.bench.groups import Target
 from seer_env.bench.regret import regret_row
 
@@ -21,7 +25,12 @@ def test_smoke_profile_writes_json_markdown_and_plots(tmp_path):
     assert data["profile"] == "smoke"
     assert data["machine"]["usable_threads"] >= 1
     workloads = {g["workload"] for g in data["groups"]}
-    assert {"pcs", "aircraft", "phold", "stpa"} <= workloads
+    assert {"pcs", "aircraft", "phold", "stpa", "contention"} <= workloads
+    (loaded,) = [g for g in data["groups"] if g["workload"] == "contention"]
+    assert [r["name"] for r in loaded["rows"]] == ["serial", "parallel-2", "auto"]
+    assert loaded["quiet_label"] in {g["label"] for g in data["groups"]}
+    assert loaded["busy_processes"] == data["machine"]["usable_threads"]
+    assert data["groups"][-1] is not None and data["groups"][-1]["workload"] == "contention"
     for group in data["groups"]:
         names = [r["name"] for r in group["rows"]]
         assert names[0] == "serial" and "auto" in names
@@ -42,6 +51,7 @@ def test_smoke_profile_writes_json_markdown_and_plots(tmp_path):
     for group in data["groups"]:
         assert f"### {group['label']}" in md
     assert "STPA regret" in md
+    assert "Under load: the contention groups beside the quiet ones" in md
     for name in ("latency_vs_threads.png", "speedup_vs_entities.png", "baseline_ratios.png"):
         png = (tmp_path / name).read_bytes()
         assert png.startswith(PNG_MAGIC) and len(png) > 1000
@@ -80,3 +90,88 @@ def test_regret_uses_only_serial_and_parallel_as_fixed_choices():
     assert line["regret"] == pytest.approx(0.25)
     assert line["choice_regret"] == 0.0
     assert line["vs_serial"] == pytest.approx(-0.5)
+
+
+# -- the contention groups' busy processes -------------------------------------------------
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _wait_gone(pids, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not all(map(_gone, pids)):
+        time.sleep(0.05)
+    return all(map(_gone, pids))
+
+
+def test_busy_processes_spin_inside_and_stop_on_exit():
+    with contention.busy_processes(2) as procs:
+        assert len(procs) == 2 and contention.still_busy(procs) == 2
+        time.sleep(0.2)
+        assert contention.still_busy(procs) == 2
+    assert all(p.returncode is not None for p in procs)
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_busy_processes_stop_on_exception_and_ctrl_c(error):
+    with pytest.raises(error):
+        with contention.busy_processes(2) as procs:
+            raise error("stop")
+    assert all(p.returncode is not None for p in procs)
+
+
+def test_busy_processes_end_by_themselves_after_max_seconds():
+    with contention.busy_processes(1, max_seconds=0.3) as procs:
+        procs[0].wait(timeout=10)  # exits on its own, not when the block ends
+        assert contention.still_busy(procs) == 0
+
+
+def test_busy_processes_end_when_the_bench_is_killed():
+    code = (
+        "import sys, time\n"
+        "from seer_env.bench import contention\n"
+        "with contention.busy_processes(2) as procs:\n"
+        "    print(' '.join(str(p.pid) for p in procs), flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True
+    ) as runner:
+        try:
+            pids = [int(p) for p in runner.stdout.readline().split()]
+            assert len(pids) == 2 and not any(map(_gone, pids))
+            runner.send_signal(signal.SIGKILL)  # no finally runs in the bench
+            runner.wait(timeout=10)
+            assert _wait_gone(pids), "busy processes outlived the bench"
+        finally:
+            runner.kill()
+
+
+def test_busy_processes_validate_their_arguments():
+    with pytest.raises(ValueError, match="count"):
+        with contention.busy_processes(-1):
+            pass
+
+
+def test_contention_report_sits_beside_the_quiet_group():
+    quiet = {"label": "PCS 64", "rows": rows(serial=10.0, **{"parallel-2": 5.0})}
+    quiet["rows"].append({"name": "auto", "median_ms": 5.0, "kind": "auto", "choice": "x2"})
+    loaded = {
+        "label": "Under load: PCS 64",
+        "quiet_label": "PCS 64",
+        "busy_processes": 2,
+        "rows": rows(serial=20.0, **{"parallel-2": 40.0}),
+        "targets": [],
+    }
+    loaded["rows"].append({"name": "auto", "median_ms": 21.0, "kind": "auto", "choice": "serial"})
+    lines = report.contention_lines({"groups": [quiet, loaded]})
+    text = "\n".join(lines)
+    assert "| PCS 64 | parallel-2 | 5.000 | 40.000 | 8.00x | 2.00x | 0.50x |" in text
+    assert "auto 0.95x the best fixed choice under load (needs 0.95x): met" in text
+    assert report.auto_vs_best(loaded) == pytest.approx(20.0 / 21.0)
+    assert report.contention_lines({"groups": [quiet]}) == []

@@ -109,7 +109,7 @@ def regret_lines(regret: list[dict]) -> list[str]:
     for r in regret:
         ev = r["events_per_step"]
         cells = [r["label"], f"{ev:.0f}" if ev is not None else "-"]
-        cells += [f"{r['fixed_ms'].get(c, float('nan')):.3f}" for c in cols]
+        cells += [f"{r['fixed_ms'][c]:.3f}" if c in r["fixed_ms"] else "-" for c in cols]
         cells += [f"{r['auto_ms']:.3f}", r["choice"], r["best"], f"{r['regret']:+.1%}"]
         cr = r["choice_regret"]
         cells += [f"{cr:+.1%}" if cr is not None else "-", f"{r['vs_serial']:+.1%}"]
