@@ -567,7 +567,7 @@ def test_load_window_arithmetic():
     quiet = signal.over(before, stpa_load.Reading(10.5, 1_010_000, 0.0, 0.5, 100, 10_200), 0.4, 0.4)
     assert not quiet.contended and quiet.summary() == "quiet"
     # Too little stepping to judge the run fraction; counters missing: no signal.
-    bare = signal.over(stpa_load.Reading(0.0), stpa_load.Reading(1.0), 1e-4, 1e-3)
+    bare = signal.over(stpa_load.Reading(0.0), stpa_load.Reading(1.0), 1e-4, 5e-4)
     assert (bare.cpu_pressure, bare.steal, bare.run_fraction) == (None, None, None)
     assert not bare.contended
 
@@ -829,3 +829,13 @@ def test_entry_shapes():
     assert not stpa_cache.valid_entry(
         _entry(report={"choice": {"executor": "s", "num_threads": True}})
     )
+
+
+def test_vector_batch_entry_is_revalidated_on_batches(monkeypatch, machine):
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: cost_model.Plan([1, 2], {}, 2, "x"))
+    stpa.choose("pcs", PCS, executor="parallel", num_envs=4)
+    monkeypatch.setattr(stpa, "_VALIDATED", set())
+    again = stpa.choose("pcs", PCS, executor="parallel", num_envs=4)
+    duel = again.report["cache"]["revalidation"]
+    assert duel["pairs"] >= revalidate.MIN_ROUNDS
+    assert again.report["features"]["num_envs"] == 4

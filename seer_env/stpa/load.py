@@ -38,7 +38,7 @@ __all__ = [
 PRESSURE_LIMIT = 0.2  # some task waited for a CPU this share of the window: contended
 RUN_FRACTION_MIN = 0.85  # a one-thread step on the CPU less than this share: preempted
 STEAL_LIMIT = 0.10  # the hypervisor took this share of the CPUs' time
-MIN_RUN_WALL_S = 2e-3  # run fraction over less stepping than this is not judged
+MIN_RUN_WALL_S = 1e-3  # run fraction over less stepping than this is not judged
 _PSI_CPU = Path("/proc/pressure/cpu")
 _PROC_STAT = Path("/proc/stat")
 
