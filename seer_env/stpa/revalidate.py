@@ -10,10 +10,13 @@ faster by more than ``MARGIN`` at the median ratio and faster in at least
 three quarters of the pairs: beyond noise, not one lucky step. Losing sends
 ``choose`` to a fresh preflight.
 
-It costs about ``3 rounds x 2 copies x (1 + 2) steps`` of the env's step
-time, bounded by ``DUEL_BUDGET_S`` for small steps: roughly a fifth of a
-preflight, and nothing of the env itself (whose outputs never depend on the
-choice anyway).
+Cost: at most ``MAX_ROUNDS`` rounds, at least ``MIN_ROUNDS`` unless the
+runner-up is clearly slower (every pair slower, the median by more than
+``MARGIN``: keeping the cached choice needs no more evidence), stopping once
+``DUEL_BUDGET_S`` is spent. That is about a dozen steps at the env's step
+time for large steps, a few milliseconds for small ones, and one round when
+the runner-up is far behind (e.g. a large pool under heavy load). Nothing of
+the env itself is touched (its outputs never depend on the choice anyway).
 """
 
 from __future__ import annotations
@@ -61,6 +64,16 @@ class Duel:
         }
 
 
+def paired_ratios(cached: list[float], runner_up: list[float]) -> list[float]:
+    """``runner-up / cached`` step time per step index both have timed."""
+    return [r / c for c, r in zip(cached, runner_up) if c > 0]
+
+
+def clearly_slower(ratios: list[float]) -> bool:
+    """The runner-up was slower in every pair and by more than ``MARGIN`` at the median."""
+    return bool(ratios) and min(ratios) > 1.0 and statistics.median(ratios) > 1.0 + MARGIN
+
+
 def duel(
     model: str,
     config: dict,
@@ -87,10 +100,12 @@ def duel(
         while rounds < MAX_ROUNDS:
             pf.run_round(timed, order_shift=rounds, wake=wake)
             rounds += 1
+            ratios = paired_ratios(pf.samples[cached], pf.samples[runner_up])
+            if clearly_slower(ratios):
+                break
             if rounds >= MIN_ROUNDS and time.perf_counter() - start >= budget_s:
                 break
         contention = signal.over(before, signal.read(), pf.run_cpu_s, pf.run_wall_s)
-        ratios = [r / c for c, r in zip(pf.samples[cached], pf.samples[runner_up]) if c > 0]
     finally:
         pf.close()
     if not ratios:
