@@ -81,6 +81,7 @@ def executor_cases(
         choice=case_name(decision.executor, decision.num_threads),
         preflight_s=decision.report.get("preflight_seconds"),
         stpa_reason=decision.report.get("reason"),
+        stpa_load=decision.report.get("load"),  # what STPA saw of the machine's load
     )
     case.wake = decision.executor != "serial"
     cases.append(case)

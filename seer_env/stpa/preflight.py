@@ -85,7 +85,7 @@ class Preflight:
         self.events: list[int] = []
         self.cross_events: list[int] = []
         self.spec: dict | None = None
-        # Thread CPU time and wall time of the timed one-thread steps (load.py).
+        # Thread CPU time and wall time of the one-thread candidates' steps (load.py).
         self.run_cpu_s = 0.0
         self.run_wall_s = 0.0
 
