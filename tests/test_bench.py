@@ -175,3 +175,19 @@ def test_contention_report_sits_beside_the_quiet_group():
     assert "auto 0.95x the best fixed choice under load (needs 0.95x): met" in text
     assert report.auto_vs_best(loaded) == pytest.approx(20.0 / 21.0)
     assert report.contention_lines({"groups": [quiet]}) == []
+
+
+def test_group_selection_puts_contention_groups_last_or_drops_them():
+    groups = bench.select_groups("default", None)
+    loaded = [g.quiet_label is not None for g in groups]
+    assert sum(loaded) == 3 and loaded == sorted(loaded)  # quiet first
+    labels = {g.label for g in groups}
+    for g in groups:
+        if g.quiet_label is not None:
+            assert g.quiet_label in labels and g.label.startswith("Under load: ")
+    assert not any(g.quiet_label for g in bench.select_groups("default", None, contention=False))
+    only = bench.select_groups("default", "under load")
+    assert len(only) == 3 and all(g.workload == "contention" for g in only)
+    full = bench.select_groups("full", None)
+    assert sum(g.quiet_label is not None for g in full) == 3
+    assert all(g.quiet_label in {x.label for x in full} for g in full if g.quiet_label)

@@ -85,6 +85,21 @@ def run_group(group: Group, progress: Progress) -> dict:
     return result
 
 
+def select_groups(profile: str, only: str | None, contention: bool = True) -> list[Group]:
+    """The profile's groups whose label contains ``only``, contention groups last (or none).
+
+    Quiet groups first: the load figures taken between them and the
+    contention groups must not include the bench's own busy processes (PSI
+    avg10 remembers 10 s of them).
+    """
+    groups = SUITES[profile]()
+    if only:
+        groups = [g for g in groups if only.lower() in g.label.lower()]
+    if not contention:
+        groups = [g for g in groups if g.quiet_label is None]
+    return sorted(groups, key=lambda g: g.quiet_label is not None)  # stable
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Run a benchmark profile and write its results."""
     parser = argparse.ArgumentParser(description="seer_env benchmarks")
@@ -101,14 +116,7 @@ def main(argv: list[str] | None = None) -> dict:
     )
     args = parser.parse_args(argv)
     console = Console()
-    groups = SUITES[args.profile]()
-    if args.only:
-        groups = [g for g in groups if args.only.lower() in g.label.lower()]
-    if args.no_contention:
-        groups = [g for g in groups if g.quiet_label is None]
-    # Quiet groups first: the load figures at the end must not include the
-    # bench's own busy processes (PSI avg10 remembers 10 s of them).
-    groups.sort(key=lambda g: g.quiet_label is not None)
+    groups = select_groups(args.profile, args.only, contention=not args.no_contention)
     results = {"profile": args.profile, "machine": machine_info(), "groups": []}
     results["machine"]["omp_num_threads"] = os.environ.get("OMP_NUM_THREADS")
     m = results["machine"]

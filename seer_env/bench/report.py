@@ -164,7 +164,8 @@ def contention_lines(results: dict) -> list[str]:
     intro = (
         f"Each case again with {busy} busy processes (one per usable CPU) started and stopped "
         "by the bench; `slowdown` is under load / quiet (quiet: the group of the same label "
-        "in this run; `-` when it did not run)."
+        "in this run; `-` when it did not run). The machine's end-of-run load figures above "
+        "were taken before these groups."
     )
     return [intro, "", *lines, "", *checks]
 
