@@ -588,13 +588,14 @@ def test_psi_and_proc_stat_parsing():
     assert not signal.now().window_s
 
 
-def test_one_thread_steps_measure_their_run_fraction_for_real(tmp_path):
+def test_one_thread_steps_measure_their_run_fraction_for_real():
     # Pin this (fresh) process and a busy child to one CPU: the scheduler
     # splits it, so a serial step is on the CPU about half its wall time.
     code = (
         "import os, subprocess, sys, time\n"
         "cpu = min(os.sched_getaffinity(0)); os.sched_setaffinity(0, {cpu})\n"
-        "busy = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+        "spin = 'import time\\nend = time.monotonic() + 60\\nwhile time.monotonic() < end: pass'\n"
+        "busy = subprocess.Popen([sys.executable, '-c', spin])  # bounded even if we die\n"
         "time.sleep(0.3)\n"
         "from seer_env.stpa.preflight import Preflight\n"
         "pf = Preflight('phold', dict(num_entities=256, work=2000, dt=1.0), seed=1)\n"
@@ -606,7 +607,9 @@ def test_one_thread_steps_measure_their_run_fraction_for_real(tmp_path):
     )
     if not hasattr(os, "sched_setaffinity"):
         pytest.skip("needs sched_setaffinity (Linux)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     fraction = float(out.stdout.split()[-1])
     assert fraction < stpa_load.RUN_FRACTION_MIN, fraction
 
