@@ -1,8 +1,8 @@
 #include <stdexcept>
 
 #include "seer/executor.hpp"
-#include "seer/barrier_executor.hpp"
-#include "seer/locked_executor.hpp"
+#include "baselines/barrier_executor.hpp"
+#include "baselines/locked_executor.hpp"
 #include "seer/parallel_executor.hpp"
 #include "seer/serial_executor.hpp"
 

@@ -1,4 +1,4 @@
-#include "seer/barrier_executor.hpp"
+#include "baselines/barrier_executor.hpp"
 
 #include <algorithm>
 #include <limits>
