@@ -136,7 +136,7 @@ void ThreadPool::worker_main(std::shared_ptr<Shared> shared, unsigned index) {
     if (gen == seen) continue;
     seen = gen;
     (*s.job)(index);
-    // release: publish this worker's writes to the caller.
+    // release: make this worker's writes visible to the caller.
     s.remaining.fetch_sub(1, std::memory_order_release);
   }
 }

@@ -5,7 +5,7 @@
 // entity, drains the inbox into a private min-heap in key order and pops from
 // it without atomics. Inbox order does not matter: the heap restores the
 // (time, source, seq) order. The whole queue is one cache line, which also
-// holds what the parallel executor's per-round scan reads (publish()).
+// holds what the parallel executor's per-round scan reads (update_scan_top()).
 #pragma once
 
 #include <algorithm>
@@ -77,13 +77,13 @@ class alignas(64) LocalQueue {
 
   // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
   void push_remote(EventNode* node) {
-    // Read the time before publishing: once the CAS succeeds the node belongs
+    // Read the time before the push: once the CAS succeeds the node belongs
     // to the consumer, which may drain it and hand it to its worker's pool for
     // reuse at once; reading node->event after the CAS was a data race (found
     // by ThreadSanitizer in test_local_queue / test_parallel_phold).
     const std::uint64_t bits = time_bits(node->event.time);
     node->next = inbox_.load(std::memory_order_relaxed);
-    // acq_rel: release publishes the node; acquire orders our inbox_min_ update
+    // acq_rel: release hands the node (and its event) to the consumer; acquire orders our inbox_min_ update
     // after a consumer reset that preceded the exchange we read from.
     while (!inbox_.compare_exchange_weak(node->next, node, std::memory_order_acq_rel,
                                          std::memory_order_relaxed)) {
@@ -121,23 +121,23 @@ class alignas(64) LocalQueue {
   // Where the earliest heap event lives (null when empty), for prefetching.
   const Event* top_address() const { return heap_.top_address(); }
 
-  // -- Scan support (parallel executor). publish() by the holder when it lets
-  // go of the entity; the published values are read by the scan after a
+  // -- Scan support (parallel executor). update_scan_top() by the holder when it lets
+  // go of the entity; the copied values are read by the scan after a
   // barrier or by the same thread.
-  void publish() {
-    published_top_ = heap_.top_time();
-    published_event_ = heap_.top_address();
+  void update_scan_top() {
+    scan_top_ = heap_.top_time();
+    scan_event_ = heap_.top_address();
   }
-  // min(published heap top, inbox bound): below the horizon means ready.
+  // min(scan top, inbox bound): below the horizon means ready.
   double earliest() const {
     const double inbox = bits_time(inbox_min_.load(std::memory_order_acquire));
-    return published_top_ < inbox ? published_top_ : inbox;
+    return scan_top_ < inbox ? scan_top_ : inbox;
   }
-  double published_top() const { return published_top_; }
+  double scan_top() const { return scan_top_; }
   // Starts loading the earliest heap event and the heap's keys (a hint).
   void prefetch_heap() const {
-    if (published_event_ != nullptr) {
-      __builtin_prefetch(published_event_);
+    if (scan_event_ != nullptr) {
+      __builtin_prefetch(scan_event_);
       __builtin_prefetch(heap_.front_address());
     }
   }
@@ -165,11 +165,11 @@ class alignas(64) LocalQueue {
  private:
   std::atomic<EventNode*> inbox_{nullptr};
   std::atomic<std::uint64_t> inbox_min_{kNeverBits};  // bits of a bound on the inbox's times
-  // The heap's earliest time and event as of the last publish(): what the
+  // The heap's earliest time and event as of the last update_scan_top(): what the
   // parallel executor's per-round scan and prefetches read, in the same
   // cache line as the inbox bound so a scan brings in what a drain touches.
-  double published_top_ = std::numeric_limits<double>::infinity();
-  const Event* published_event_ = nullptr;
+  double scan_top_ = std::numeric_limits<double>::infinity();
+  const Event* scan_event_ = nullptr;
   EventHeap heap_;  // owner-private, key order
 };
 // A scan or a drain touches one line of an entity's queue (plus its buffer).

@@ -20,7 +20,7 @@ class SpinBarrier {
   void arrive_and_wait(Fn&& on_last) {
     // acquire: read the generation before counting ourselves in.
     const unsigned generation = generation_.load(std::memory_order_acquire);
-    // acq_rel: our prior writes are published to the last arriver, and the
+    // acq_rel: our prior writes are visible to the last arriver, and the
     // last arriver sees everyone's writes.
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == participants_) {
       on_last();
