@@ -281,6 +281,7 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
     const Event event = q.pop();
     try {
       if (window.event_budget != 0 && ++me.per[i].unreported == kBudgetBatch) {
+        // relaxed: a counter; no data is published with it.
         const std::uint64_t total =
             inst.events_in_step.fetch_add(kBudgetBatch, std::memory_order_relaxed) + kBudgetBatch;
         me.per[i].unreported = 0;
@@ -307,6 +308,7 @@ void ParallelEngine::end_round(Batch& batch) {
     if (inst.finished) continue;
     double lb = kNever;
     for (unsigned w = 0; w < pool_.size(); ++w) lb = std::min(lb, workers_[w].per[i].min);
+    // acquire: pairs with fail()'s release (the barrier orders it anyway).
     if (inst.failed.load(std::memory_order_acquire) || !(lb < inst.window->t_end)) {
       inst.finished = true;
       continue;
@@ -348,6 +350,8 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
   const std::size_t chunk = std::max<std::size_t>(1, n / (8 * pool_.size()));
   pool_.run([&](unsigned) {
     for (;;) {
+      // relaxed: next only hands out indices; failed only stops early (the
+      // failure itself is read after run() returns, which orders it).
       const std::size_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
       if (lo >= n || failed.load(std::memory_order_relaxed)) return;
       for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) {
@@ -356,6 +360,7 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
         } catch (...) {
           std::lock_guard<std::mutex> lock(mutex);
           if (!failure) failure = std::current_exception();
+          // relaxed: a stop hint; see the fetch_add above.
           failed.store(true, std::memory_order_relaxed);
           return;
         }
