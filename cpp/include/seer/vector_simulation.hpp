@@ -28,7 +28,9 @@ class VectorSimulation {
                    const SimulationOptions& options);
 
   std::size_t size() const { return sims_.size(); }
-  Simulation& at(std::size_t i) { return *sims_.at(i); }  // std::out_of_range -> IndexError
+  // std::out_of_range -> IndexError. Do not set_executor() on an instance:
+  // its executor belongs to the batch runner's batch.
+  Simulation& at(std::size_t i) { return *sims_.at(i); }
   const ModelSpec& spec() const { return sims_.front()->spec(); }
 
   // Interrupts every instance's step in progress (Simulation::request_interrupt).
