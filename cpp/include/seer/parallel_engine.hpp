@@ -20,6 +20,7 @@ namespace seer {
 
 class ParallelEngine {
  public:
+  // Starts no thread (the pool starts on first use); allocates.
   explicit ParallelEngine(unsigned num_threads);
   ~ParallelEngine();
   // Thread-safe.
@@ -32,7 +33,8 @@ class ParallelEngine {
   // runs windows[i], sets stats[i] and failures[i] (null where none); a
   // failing instance stops, the others complete their step. Blocks until
   // the region ends. Not thread-safe (one caller at a time, like every
-  // method below); allocates only when the batch's layout grows.
+  // method below); allocates the batch's offsets, and more when the batch's
+  // layout changes.
   void run_steps(ParallelInstance* const* instances, const StepWindow* windows, StepStats* stats,
                  std::exception_ptr* failures, std::size_t count);
   // on_init of every entity of `instance`, in parallel; rethrows the failure
