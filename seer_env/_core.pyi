@@ -112,17 +112,17 @@ class Simulation:
         """
         One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.
         """
-    def terminations(self) -> typing.Any:
+    def terminations(self) -> numpy.typing.NDArray[numpy.bool]:
         """
-        Fresh bool[num_agents] terminations of the last step (a numpy array).
+        Fresh bool[num_agents] terminations of the last step.
         """
     def totals(self) -> dict:
         """
         The model's env-wide counters (spec['total_keys']) as a dict of ints.
         """
-    def truncations(self) -> typing.Any:
+    def truncations(self) -> numpy.typing.NDArray[numpy.bool]:
         """
-        Fresh bool[num_agents] truncations of the last step (a numpy array).
+        Fresh bool[num_agents] truncations of the last step.
         """
     @property
     def check(self) -> bool:

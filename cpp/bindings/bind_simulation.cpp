@@ -162,16 +162,20 @@ void bind_simulation(py::module_& m) {
            "Fresh float64[num_agents] rewards of the last step.")
       .def("terminations",
            [](PySimulation& self) {
-             return copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
-                 .attr("astype")("bool");
+             // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
+             return py::array_t<bool>(
+                 copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+                     .attr("astype")("bool"));
            },
-           "Fresh bool[num_agents] terminations of the last step (a numpy array).")
+           "Fresh bool[num_agents] terminations of the last step.")
       .def("truncations",
            [](PySimulation& self) {
-             return copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
-                 .attr("astype")("bool");
+             // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
+             return py::array_t<bool>(
+                 copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+                     .attr("astype")("bool"));
            },
-           "Fresh bool[num_agents] truncations of the last step (a numpy array).")
+           "Fresh bool[num_agents] truncations of the last step.")
       .def("infos",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
