@@ -163,8 +163,9 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv, validate_int, validate_real
-from seer_env.envs._aircraft_layout import MAX_NEIGHBOR_SLOTS, uav_states
+from seer_env.env import SeerParallelEnv
+from seer_env.validation import validate_int, validate_real
+from seer_env.workloads.aircraft_layout import MAX_NEIGHBOR_SLOTS, uav_states
 
 __all__ = ["AircraftEnv", "env", "parallel_env", "raw_env"]
 

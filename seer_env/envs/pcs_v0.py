@@ -127,7 +127,8 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv, validate_int, validate_real
+from seer_env.env import SeerParallelEnv
+from seer_env.validation import validate_int, validate_real
 
 __all__ = ["PcsEnv", "env", "parallel_env", "raw_env"]
 

@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from seer_env.envs._aircraft_layout import NO_NEIGHBOR, UAV_STATE_DTYPE
 from seer_env.rng import EntityRng
+from seer_env.workloads.aircraft_layout import NO_NEIGHBOR, UAV_STATE_DTYPE
 
 VELOCITY_SCALE = 10.0
 OBS_BOUND = 100.0

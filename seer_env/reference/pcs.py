@@ -17,8 +17,9 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env.env import episode_seed, validate_seed
 from seer_env.rng import EntityRng
+from seer_env.seeding import episode_seed
+from seer_env.validation import validate_seed
 
 NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = range(4)
 INFO_KEYS = ("call_attempts", "blocks", "busy_lines", "handoffs_in", "dropped_handoffs", "events")
