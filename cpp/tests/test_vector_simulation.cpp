@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "seer/config.hpp"
+#include "builtin_models.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
 #include "seer/vector_simulation.hpp"
@@ -92,6 +93,7 @@ void run_case(const Case& c, std::size_t num_envs, unsigned threads) {
 }  // namespace
 
 int main() {
+  seer::register_builtin_models();
   const std::vector<Case> cases = {
       {"phold", {{"num_entities", 40}, {"population", 2}, {"lookahead", 0.05}}, true, 0},
       {"pcs", {{"width", 4}, {"height", 4}, {"move_interval", 100}}, true, 0},
