@@ -166,7 +166,10 @@ class PythonModel:
             "name": cls.name or cls.__name__,
             "summary": (cls.__doc__ or "").strip().split("\n")[0],
             "params": params,
-            "spaces": {k: {**empty, **cls.space_docs.get(k, {})} for k in ("observation", "action", "state")},
+            "spaces": {
+                k: {**empty, **cls.space_docs.get(k, {})}
+                for k in ("observation", "action", "state")
+            },
             "info_keys": [str(k) for k in cls.info_keys],
             "total_keys": [str(k) for k in cls.total_keys],
             "event_kinds": [str(k) for k in cls.event_kinds],

@@ -206,7 +206,9 @@ def test_python_model_declares_itself_with_the_same_structure():
     env = seer_env.SeerParallelEnv(Declared, {"num_entities": 3})
     assert len(env.possible_agents) == 3
     assert env.sim.spec["lookahead"] == 0.5  # the declared default
-    with pytest.raises(ValueError, match=r"delay must be a finite number in \(0.0, 10.0\], got 0.0"):
+    with pytest.raises(
+        ValueError, match=r"delay must be a finite number in \(0.0, 10.0\], got 0.0"
+    ):
         seer_env.SeerParallelEnv(Declared, {"delay": 0})
     with pytest.raises(ValueError, match=r"unknown config key 'nope' for model Declared"):
         seer_env.SeerParallelEnv(Declared, {"nope": 1})

@@ -113,7 +113,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
 from seer_env.env import SeerParallelEnv
-from seer_env.workloads import declared_parameters, document_arguments, validate_params, workload_spec
+from seer_env.workloads import (
+    declared_parameters,
+    document_arguments,
+    validate_params,
+    workload_spec,
+)
 
 __all__ = ["PcsEnv", "env", "parallel_env", "raw_env"]
 
