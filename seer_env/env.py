@@ -165,7 +165,7 @@ class SeerParallelEnv(ParallelEnv):
                 f"model must be a registered model name or a PythonModel subclass, "
                 f"got {self._model!r}"
             )
-        return _core.Simulation(self._model(**self._model_config), **self._options)
+        return _core.Simulation(self._model.from_config(self._model_config), **self._options)
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:

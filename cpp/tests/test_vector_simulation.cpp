@@ -16,6 +16,7 @@
 
 #include "seer/config.hpp"
 #include "seer/executor.hpp"
+#include "builtin_models.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
 #include "seer/vector_simulation.hpp"
@@ -97,6 +98,7 @@ void run_case(const Case& c, std::size_t num_envs, const char* executor, unsigne
 }  // namespace
 
 int main() {
+  seer::register_builtin_models();
   const std::vector<Case> cases = {
       {"phold", {{"num_entities", 40}, {"population", 2}, {"lookahead", 0.05}}, true, 0},
       {"pcs", {{"width", 4}, {"height", 4}, {"move_interval", 100}}, true, 0},
