@@ -83,7 +83,31 @@ hands off with zero delay: every cross-cell arrival takes at least
 
 ## Arguments
 
-<!-- declared arguments -->
+<!-- declared arguments: generated from the model's declaration -->
+``pcs_v0.parallel_env(width=32, height=32, channels=10, phones_per_cell=16,
+call_interval=360.0, call_duration=180.0, move_interval=4500.0,
+handoff_delay=1.0, step_minutes=60.0, handoff_weight=5.0, max_cycles=1000,
+seed=None, executor=None, num_threads='auto', check=False,
+event_budget=50000000, render_mode=None)``
+
+- ``width``: cells along x (a torus); 1..4096, default ``32``.
+- ``height``: cells along y (a torus); 1..4096, default ``32``.
+- ``channels``: channels per cell; 1..64, default ``10``.
+- ``phones_per_cell``: phones per cell at reset (phones_per_cell * width *
+  height <= 1e8); 1..65536, default ``16``.
+- ``call_interval``: mean minutes between a phone's call attempts
+  (exponential); > 0.0, default ``360.0``.
+- ``call_duration``: mean minutes of a call (exponential); > 0.0, default
+  ``180.0``.
+- ``move_interval``: mean minutes between a phone's moves (exponential); > 0.0,
+  default ``4500.0``.
+- ``handoff_delay``: minutes a phone takes to arrive in another cell (the
+  runtime's lookahead: larger values give the parallel executor more work per
+  synchronization round); > 0.0, default ``1.0``.
+- ``step_minutes``: simulated minutes per step; > 0.0, default ``60.0``.
+- ``handoff_weight``: cost of a dropped handoff relative to a blocked call; >=
+  0.0, default ``5.0``.
+<!-- end of declared arguments -->
 
 - ``max_cycles``: steps until truncation, >= 1.
 - ``seed``: seed of the first ``reset()`` without one (None: fresh entropy).

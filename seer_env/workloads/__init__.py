@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,8 +41,13 @@ __all__ = [
     "workload_spec",
 ]
 
-# Where an env's docstring takes the generated argument list.
-ARGUMENTS_MARKER = "<!-- declared arguments -->"
+# An env's docstring holds the generated argument list between these lines. The
+# text is checked in (so static docs tools see it) and regenerated at import
+# (so the runtime docs follow the declaration); tests/test_workloads.py fails
+# when the checked-in text is stale.
+ARGUMENTS_BEGIN = "<!-- declared arguments: generated from the model's declaration -->"
+ARGUMENTS_END = "<!-- end of declared arguments -->"
+_DOC_WIDTH = 79  # generated docstring lines wrap here
 
 
 def workload_spec(name: str) -> dict[str, Any]:
@@ -172,7 +178,8 @@ def signature_line(call: str, fn: Callable) -> str:
         for p in list(inspect.signature(fn).parameters.values())[1:]
         if p.default is not inspect.Parameter.empty
     ]
-    return f"``{call}({', '.join(parts)})``"
+    text = f"``{call}({', '.join(parts)})``"
+    return "\n".join(textwrap.wrap(text, _DOC_WIDTH, break_on_hyphens=False))
 
 
 def arguments_doc(spec: Mapping[str, Any]) -> str:
@@ -180,13 +187,21 @@ def arguments_doc(spec: Mapping[str, Any]) -> str:
     lines = []
     for p in spec["params"]:
         default = p["default_doc"] if p["default"] is None else repr(p["default"])
-        lines.append(f"- ``{p['name']}``: {p['doc']}; {_range_text(p)}, default ``{default}``.")
+        line = f"- ``{p['name']}``: {p['doc']}; {_range_text(p)}, default ``{default}``."
+        lines += textwrap.wrap(line, _DOC_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
 
 
+def generated_arguments(spec: Mapping[str, Any], call: str, fn: Callable) -> str:
+    """The signature line and the argument list, as they stand between the markers."""
+    return f"{signature_line(call, fn)}\n\n{arguments_doc(spec)}"
+
+
 def document_arguments(doc: str, spec: Mapping[str, Any], call: str, fn: Callable) -> str:
-    """``doc`` with ``ARGUMENTS_MARKER`` replaced by the signature line and argument list."""
-    if ARGUMENTS_MARKER not in doc:
-        raise ValueError(f"docstring has no {ARGUMENTS_MARKER!r} for the declared arguments")
-    text = f"{signature_line(call, fn)}\n\n{arguments_doc(spec)}"
-    return doc.replace(ARGUMENTS_MARKER, text)
+    """``doc`` with the text between ``ARGUMENTS_BEGIN`` and ``ARGUMENTS_END`` regenerated."""
+    if ARGUMENTS_BEGIN not in doc or ARGUMENTS_END not in doc:
+        raise ValueError("docstring lacks the declared-arguments markers")
+    head, rest = doc.split(ARGUMENTS_BEGIN, 1)
+    tail = rest.split(ARGUMENTS_END, 1)[1]
+    body = generated_arguments(spec, call, fn)
+    return f"{head}{ARGUMENTS_BEGIN}\n{body}\n{ARGUMENTS_END}{tail}"
