@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'model_names', 'plugin_abi_version', 'register_plugin']
+__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
 class ContractViolation(RuntimeError):
     """
     A model broke the event-locality contract. Attributes: entity, kind, time, target, event_time.
@@ -356,4 +356,8 @@ def register_plugin(name: str, plugin: typing.Any) -> None:
     """
     Register a compiled model plugin (a ModelPlugin capsule) under `name`.
     """
-plugin_abi_version: int = 1
+def workload_spec(name: str) -> dict:
+    """
+    The declaration of registered model `name` as plain data: name, summary, params (name, type 'int'/'real', default (None: computed, see default_doc), low, high, low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds as text), info_keys, total_keys, event_kinds, records (name -> a dict numpy.dtype() accepts). ValueError for an unknown name.
+    """
+plugin_abi_version: int = 2
