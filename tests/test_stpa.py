@@ -14,9 +14,8 @@ import seer_env
 from seer_env import stpa, vector
 from seer_env.envs import pcs_v0
 from seer_env.stpa import cache as stpa_cache
-from seer_env.stpa import hardware, revalidate
+from seer_env.stpa import cost_model, hardware, revalidate
 from seer_env.stpa import load as stpa_load
-from seer_env.stpa import model as cost_model
 from seer_env.stpa.preflight import SERIAL, Candidate, Preflight
 
 PHOLD = dict(num_entities=256, population=2, remote=0.5, lookahead=0.2, work=50)
