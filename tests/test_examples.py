@@ -58,6 +58,20 @@ def test_rllib_example_trains_and_prints_returns(capsys):
     assert "episode_return_mean" in capsys.readouterr().out
 
 
+def test_rllib_example_batch_arguments(capsys):
+    parse = load("rllib_ppo_pcs").parse_args
+    args = parse([])  # the defaults: agent steps, minibatch derived from the batch
+    assert args.count_steps_by == "agent_steps" and args.minibatch == args.batch // 4
+    assert parse(["--batch", "50"]).minibatch == 12
+    assert parse(["--batch", "2", "--minibatch", "2"]).minibatch == 2
+    for bad in (["--batch", "50", "--minibatch", "800"], ["--batch", "0"]):
+        with pytest.raises(SystemExit):
+            parse(bad)
+    err = capsys.readouterr().err
+    assert "--minibatch must be in [1, --batch=50] (agent_steps), got 800" in err
+    assert "--batch must be >= 1, got 0" in err
+
+
 def test_quickstart_example_runs_an_episode(capsys):
     stats = load("quickstart").main(["--width", "8", "--height", "8", "--max-cycles", "5"])
     assert stats["call_attempts"] > 0

@@ -12,6 +12,7 @@ import faulthandler
 import math
 import os
 import signal
+import sys
 import time
 
 import pytest
@@ -95,6 +96,68 @@ def two_nodes():
                 break
             time.sleep(0.2)
         assert not leaked, f"Ray processes left behind: {[p.name() for p in leaked]}"
+
+
+# -- the budget rules, without a cluster ---------------------------------------------------------
+class _FakeRay:
+    """Stands in for ``ray`` in ``sys.modules``: a worker holding ``cpus`` CPUs."""
+
+    WORKER_MODE = 1
+
+    def __init__(self, cpus, mode=1):
+        self.cpus, self.mode = cpus, mode
+
+    def is_initialized(self):
+        return True
+
+    def get_runtime_context(self):
+        fake = self
+
+        class Context:
+            worker = type("Worker", (), {"mode": fake.mode})()
+
+            def get_assigned_resources(self):
+                return {} if fake.cpus is None else {"CPU": fake.cpus}
+
+        return Context()
+
+
+@pytest.mark.parametrize(
+    ("cpus", "mode", "assigned", "usable"),
+    [
+        (1.0, 1, 1.0, 1),
+        (1.5, 1, 1.5, 1),  # rounded down
+        (0.25, 1, 0.25, 1),  # never below 1
+        (None, 1, 0.0, 1),  # a worker that reserved no CPU
+        (64.0, 1, 64.0, None),  # more than the machine: affinity caps it
+        (1.0, 0, None, None),  # the driver (SCRIPT_MODE): no grant
+    ],
+)
+def test_ray_grant_rules(monkeypatch, cpus, mode, assigned, usable):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were never imported
+    machine = hardware.usable_threads()
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay(cpus, mode))
+    assert hardware.ray_assigned_cpus() == assigned
+    assert hardware.usable_threads() == (machine if usable is None else usable)
+    assert hardware.machine_features()["ray_assigned_cpus"] == assigned
+
+
+def test_ray_not_imported_means_no_grant(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if never imported
+    assert hardware.ray_assigned_cpus() is None
+
+
+def test_driver_env_threads_follow_whether_the_driver_samples():
+    from ray.rllib.env.env_context import EnvContext
+
+    create = seer_rllib.env_creator(ENV)
+    # remote runners sample: the driver's env only serves RLlib's space lookups
+    spaces_only = create(EnvContext(dict(ENV_CONFIG), worker_index=0, num_workers=2)).par_env
+    assert spaces_only.runtime.num_threads == 1 and spaces_only.runtime.stpa is None
+    # num_env_runners=0: the driver samples, STPA sizes its pool over the driver's CPUs
+    sampling = create(EnvContext(dict(ENV_CONFIG), worker_index=0, num_workers=0)).par_env
+    assert sampling.runtime.stpa is not None
+    assert sampling.runtime.num_threads <= hardware.usable_threads()
 
 
 # -- the thread budget of a Ray worker ---------------------------------------------------------
