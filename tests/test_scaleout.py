@@ -250,51 +250,54 @@ def test_ppo_samples_from_runners_on_both_nodes(two_nodes):
     assert math.isfinite(result["learners"]["shared"]["total_loss"])
 
 
-class _CrashOnce:
+def _crash_once(marker: str, at_step: int):
     """Env creator whose env raises at its ``at_step``-th step, once, in env runner 1 only.
 
     ``marker`` (a file) makes it once across processes: the restarted runner
-    finds it and does not crash again.
+    finds it and does not crash again. A closure, so that cloudpickle ships
+    it by value (Ray's workers cannot import this test module).
     """
+    create = seer_rllib.env_creator(ENV)
 
-    def __init__(self, marker: str, at_step: int) -> None:
-        self.marker = marker
-        self.at_step = at_step
-        self.create = seer_rllib.env_creator(ENV)
-
-    def __call__(self, config):
-        env = self.create(config)
+    def creator(config):
+        env = create(config)
         if getattr(config, "worker_index", 0) == 1:
             step = env.step
 
             def crashing_step(actions):
-                if env.env_steps + 1 >= self.at_step and not os.path.exists(self.marker):
-                    with open(self.marker, "w") as f:
+                if env.env_steps + 1 >= at_step and not os.path.exists(marker):
+                    with open(marker, "w") as f:
                         f.write(f"{os.getpid()}\n")
-                    raise RuntimeError(f"injected crash at step {self.at_step}")
+                    raise RuntimeError(f"injected crash at step {at_step}")
                 return step(actions)
 
             env.step = crashing_step
         return env
 
+    return creator
+
 
 @pytest.mark.slow
 def test_a_crashed_env_runner_is_restarted_and_training_goes_on(two_nodes, tmp_path):
     marker = tmp_path / "crashed"
-    register_env(CRASH_ENV, _CrashOnce(str(marker), at_step=3))
+    register_env(CRASH_ENV, _crash_once(str(marker), at_step=3))
     with deadline(180):
         algo = _ppo_config(CRASH_ENV).build_algo()
+        group = algo.env_runner_group
         try:
             pids = {r["worker_index"]: r["pid"] for r in seer_rllib.describe_env_runners(algo)}
             first = algo.train()  # runner 1 crashes; runner 2 fills the batch
             assert marker.exists() and int(marker.read_text()) == pids[1]
-            second = algo.train()  # runner 1 is back (restarted after the first iteration)
-            restarts = algo.env_runner_group.num_remote_worker_restarts()
-            healthy = algo.env_runner_group.num_healthy_remote_workers()
+            # Ray restarts the runner's process; RLlib takes it back once it answers a probe
+            while group.num_healthy_remote_workers() < 2:
+                algo.restore_env_runners(group)
+                time.sleep(0.5)
+            second = algo.train()  # with both runners again
+            restarts = group.num_remote_worker_restarts()
             runners = seer_rllib.describe_env_runners(algo, timeout_s=30)
         finally:
             algo.stop()
-    assert restarts >= 1 and healthy == 2
+    assert restarts >= 1
     by_index = {r["worker_index"]: r for r in runners}
     assert by_index[1]["pid"] != pids[1]  # a new process ...
     assert by_index[1]["envs"][0]["env_steps"] > 0  # ... that sampled in the second iteration
