@@ -145,9 +145,11 @@ def main(argv: list[str] | None = None) -> list[float]:
             )
         for runner in seer_rllib.describe_env_runners(algo):
             pools = ", ".join(f"{e['executor']} x{e['num_threads']}" for e in runner["envs"])
+            cpus = runner["ray_assigned_cpus"]
+            where = "driver" if cpus is None else f"{cpus:g} CPU(s) reserved"
             print(
-                f"env runner {runner['worker_index']}: {runner['ray_assigned_cpus']:g} CPU(s) "
-                f"reserved, env pool {pools}",
+                f"env runner {runner['worker_index']}: {where}, "
+                f"budget {runner['usable_threads']} thread(s), env pool {pools}",
                 flush=True,
             )
     finally:

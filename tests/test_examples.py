@@ -52,10 +52,14 @@ def test_torchrl_example_collects_a_rollout():
 def test_rllib_example_trains_and_prints_returns(capsys):
     pytest.importorskip("ray.rllib")
     returns = load("rllib_ppo_pcs").main(
-        ["--iterations", "2", "--batch", "128", "--max-cycles", "8", "--env-runners", "2"]
+        # 512 agent steps: 32 env steps of 16 cells, so each runner ends an 8-cycle episode
+        ["--iterations", "2", "--batch", "512", "--max-cycles", "8", "--env-runners", "2"]
     )
     assert len(returns) == 2 and all(math.isfinite(r) for r in returns)
-    assert "episode_return_mean" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "episode_return_mean" in out and "agent steps/s" in out
+    # 1 CPU reserved per runner: a 1-thread budget, so STPA runs each env serially
+    assert out.count("1 CPU(s) reserved, budget 1 thread(s), env pool serial x1") == 2
 
 
 def test_rllib_example_batch_arguments(capsys):

@@ -259,16 +259,18 @@ def describe_env_runners(algo: Any, timeout_s: float | None = 60.0) -> list[dict
     STPA chose within) and ``envs``: per seer_env env, ``num_threads``,
     ``executor``, ``stpa_source`` / ``stpa_reason`` (STPA's report, None for
     an explicit ``num_threads``) and ``env_steps`` (steps since the env was
-    built). Envs are built lazily by RLlib: call after ``algo.train()``.
-    Unhealthy runners are skipped.
+    built). With ``num_env_runners=0`` the one entry is the driver's own env
+    runner (``worker_index`` 0), which samples then. Unhealthy runners are
+    skipped.
 
     Args:
         algo: a built RLlib ``Algorithm``.
         timeout_s: seconds to wait for the runners' answers.
     """
-    return sorted(
-        algo.env_runner_group.foreach_env_runner(
-            _describe_this_runner, local_env_runner=False, timeout_seconds=timeout_s
-        ),
-        key=lambda d: d["worker_index"],
+    group = algo.env_runner_group
+    answers = group.foreach_env_runner(
+        _describe_this_runner,
+        local_env_runner=group.num_remote_env_runners() == 0,
+        timeout_seconds=timeout_s,
     )
+    return sorted(answers, key=lambda d: d["worker_index"])
