@@ -152,6 +152,9 @@ def main(argv: list[str] | None = None) -> list[float]:
                 f"budget {runner['usable_threads']} thread(s), env pool {pools}",
                 flush=True,
             )
+            for env in runner["envs"]:
+                if env["stpa_source"] is not None:
+                    print(f"  STPA ({env['stpa_source']}): {env['stpa_reason']}", flush=True)
     finally:
         algo.stop()
         ray.shutdown()
