@@ -76,6 +76,27 @@ def test_rllib_example_batch_arguments(capsys):
     assert "--batch must be >= 1, got 0" in err
 
 
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_rllib_sampling_throughput_example(capsys):
+    pytest.importorskip("ray.rllib")
+    from seer_env.stpa import hardware
+
+    # 0 runners only (the driver samples): runner pools are checked by test_scaleout.py
+    args = ["--runners", "0", "--agent-steps", "256", "--repeats", "2", "--max-cycles", "8"]
+    (result,) = load("rllib_sampling_throughput").main(args)
+    assert result["runners"] == 0 and len(result["agent_steps"]) == 2
+    assert min(result["agent_steps"]) >= 256 and result["agent_steps_per_s"] > 0
+    # 16 cells live in every step of pcs_v0: 16 agent steps per env step
+    assert math.isclose(result["agent_steps_per_s"], 16 * result["env_steps_per_s"])
+    (driver,) = result["pools"]
+    assert driver["worker_index"] == 0 and driver["ray_assigned_cpus"] is None
+    (env,) = driver["envs"]
+    assert env["stpa_source"] is not None  # the sampling driver's env: "auto"
+    assert 1 <= env["num_threads"] <= hardware.usable_threads()
+    assert "| env runners |" in capsys.readouterr().out
+
+
 def test_quickstart_example_runs_an_episode(capsys):
     stats = load("quickstart").main(["--width", "8", "--height", "8", "--max-cycles", "5"])
     assert stats["call_attempts"] > 0
@@ -87,7 +108,14 @@ def test_pcs_benchmark_example_runs():
 
 
 def test_every_example_has_a_test():
-    tested = {"quickstart", "pcs_benchmark", "ppo_vector_pcs", "torchrl_pcs", "rllib_ppo_pcs"}
+    tested = {
+        "quickstart",
+        "pcs_benchmark",
+        "ppo_vector_pcs",
+        "torchrl_pcs",
+        "rllib_ppo_pcs",
+        "rllib_sampling_throughput",
+    }
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
     assert scripts == tested, f"examples without a test: {scripts - tested}"
     # examples/custom_model_cpp is built and tested by tests/test_model_sdk.py
