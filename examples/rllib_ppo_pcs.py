@@ -14,8 +14,12 @@ per iteration on 2 CPUs).
 
 Every env runner is a Ray actor hosting one env with its own runtime thread
 pool; STPA sizes it within the ``--cpus-per-runner`` CPUs Ray reserved for
-the runner (see ``seer_env.integrations.rllib`` and docs/scaling.md). Each
-iteration prints the agent steps sampled and the sampling throughput.
+the runner (see ``seer_env.integrations.rllib`` and docs/scaling.md). The
+driver's torch gets ``--torch-threads`` (default 1, as Ray gives a 1-CPU
+runner): torch's own default, one thread per core, competes with the envs
+and, on a busy machine, made sampling in the driver 5x slower. Each
+iteration prints the agent steps sampled and its throughput (sampling and
+update; ``examples/rllib_sampling_throughput.py`` times sampling alone).
 """
 
 from __future__ import annotations
@@ -93,11 +97,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--minibatch", type=int, default=None, help="SGD minibatch, <= --batch (default batch/4)"
     )
+    parser.add_argument(
+        "--torch-threads", type=int, default=1, help="driver's torch threads (0: default)"
+    )
     parser.add_argument("--address", default=None, help='Ray cluster to join ("auto", host:port)')
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.batch < 1:
         parser.error(f"--batch must be >= 1, got {args.batch}")
+    if args.torch_threads < 0:
+        parser.error(f"--torch-threads must be >= 0, got {args.torch_threads}")
     if args.minibatch is None:
         args.minibatch = max(1, args.batch // 4)
     if not 1 <= args.minibatch <= args.batch:
@@ -112,6 +121,11 @@ def main(argv: list[str] | None = None) -> list[float]:
     args = parse_args(argv)
 
     import ray
+    import torch
+
+    torch_threads = torch.get_num_threads()
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
 
     from seer_env.integrations import rllib as seer_rllib
 
@@ -131,16 +145,15 @@ def main(argv: list[str] | None = None) -> list[float]:
         for i in range(args.iterations):
             start = time.perf_counter()
             result = algo.train()
+            seconds = time.perf_counter() - start
             runners = result["env_runners"]
             ret = float(runners.get("episode_return_mean", float("nan")))
             returns.append(ret)
             agent_steps = sum(runners.get("num_agent_steps_sampled", {}).values())
-            sampling_s = result.get("timers", {}).get("env_runner_sampling_timer", float("nan"))
             print(
                 f"iter {i + 1}: episode_return_mean {ret:9.3f}  "
                 f"agent steps {agent_steps} ({runners.get('num_env_steps_sampled', 0)} env steps)  "
-                f"sampling {agent_steps / sampling_s:7.0f} agent steps/s  "
-                f"{time.perf_counter() - start:.1f} s",
+                f"{agent_steps / seconds:7.0f} agent steps/s  {seconds:.1f} s",
                 flush=True,
             )
         for runner in seer_rllib.describe_env_runners(algo):
@@ -158,6 +171,7 @@ def main(argv: list[str] | None = None) -> list[float]:
     finally:
         algo.stop()
         ray.shutdown()
+        torch.set_num_threads(torch_threads)
     return returns
 
 

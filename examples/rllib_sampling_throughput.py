@@ -9,7 +9,9 @@ warm up (runners start, envs are built, STPA decides), then times
 ``synchronous_parallel_sample`` (what PPO's training step calls) collecting
 ``--agent-steps`` agent steps, ``--repeats`` times, and reports the median.
 Policy inference in the runners is included; the update is not. With 0
-runners the driver samples. Each runner's pool and STPA's reason are printed.
+runners the driver samples, its torch limited to ``--torch-threads`` (Ray
+gives each 1-CPU runner one). Each runner's pool and STPA's reason are
+printed.
 """
 
 from __future__ import annotations
@@ -106,10 +108,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--max-cycles", type=int, default=25)
     parser.add_argument("--agent-steps", type=int, default=4096, help="per timed sample")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--torch-threads", type=int, default=1, help="driver's torch threads (0: default)"
+    )
     args = parser.parse_args(argv)
     if min(args.runners) < 0 or args.agent_steps < 1 or args.repeats < 1:
         parser.error("--runners must be >= 0, --agent-steps and --repeats >= 1")
 
+    import torch
+
+    torch_threads = torch.get_num_threads()
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    try:
+        return _measure_all(args)
+    finally:
+        torch.set_num_threads(torch_threads)
+
+
+def _measure_all(args: argparse.Namespace) -> list[dict]:
     results = []
     print("| env runners | CPUs per runner | agent steps/s | env steps/s | env pools (STPA) |")
     print("|---|---|---|---|---|")

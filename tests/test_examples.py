@@ -68,12 +68,17 @@ def test_rllib_example_batch_arguments(capsys):
     assert args.count_steps_by == "agent_steps" and args.minibatch == args.batch // 4
     assert parse(["--batch", "50"]).minibatch == 12
     assert parse(["--batch", "2", "--minibatch", "2"]).minibatch == 2
-    for bad in (["--batch", "50", "--minibatch", "800"], ["--batch", "0"]):
+    for bad in (
+        ["--batch", "50", "--minibatch", "800"],
+        ["--batch", "0"],
+        ["--torch-threads", "-1"],
+    ):
         with pytest.raises(SystemExit):
             parse(bad)
     err = capsys.readouterr().err
     assert "--minibatch must be in [1, --batch=50] (agent_steps), got 800" in err
     assert "--batch must be >= 1, got 0" in err
+    assert "--torch-threads must be >= 0, got -1" in err
 
 
 @pytest.mark.slow
