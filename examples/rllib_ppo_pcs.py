@@ -14,10 +14,11 @@ per iteration on 2 CPUs).
 
 Every env runner is a Ray actor hosting one env with its own runtime thread
 pool; STPA sizes it within the ``--cpus-per-runner`` CPUs Ray reserved for
-the runner (see ``seer_env.integrations.rllib`` and docs/scaling.md). The
-driver's torch gets ``--torch-threads`` (default 1, as Ray gives a 1-CPU
-runner): torch's own default, one thread per core, competes with the envs
-and, on a busy machine, made sampling in the driver 5x slower. Each
+the runner (see ``seer_env.integrations.rllib`` and docs/scaling.md). Torch
+gets ``--torch-threads`` threads (default 1) in the driver and in every
+runner: its defaults (a thread per core in the driver, the CPU grant in a
+runner) compete with the env's pool, and on a busy machine made sampling 5x
+slower. Each
 iteration prints the agent steps sampled and its throughput (sampling and
 update; ``examples/rllib_sampling_throughput.py`` times sampling alone).
 """
@@ -98,7 +99,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--minibatch", type=int, default=None, help="SGD minibatch, <= --batch (default batch/4)"
     )
     parser.add_argument(
-        "--torch-threads", type=int, default=1, help="driver's torch threads (0: default)"
+        "--torch-threads", type=int, default=1, help="torch threads everywhere (0: default)"
     )
     parser.add_argument("--address", default=None, help='Ray cluster to join ("auto", host:port)')
     parser.add_argument("--seed", type=int, default=0)
@@ -129,15 +130,24 @@ def main(argv: list[str] | None = None) -> list[float]:
 
     from seer_env.integrations import rllib as seer_rllib
 
+    # Ray sets a runner's OMP_NUM_THREADS (torch's threads) to its CPU grant: the env's budget
+    torch_env = {"env_vars": {"OMP_NUM_THREADS": str(args.torch_threads)}}
+    runtime_env = torch_env if args.torch_threads > 0 else None
     if args.address is None:
         ray.init(
             num_cpus=max(2, int(args.env_runners * args.cpus_per_runner) + 1),
             include_dashboard=False,
             log_to_driver=False,
             ignore_reinit_error=True,
+            runtime_env=runtime_env,
         )
     else:
-        ray.init(address=args.address, log_to_driver=False, ignore_reinit_error=True)
+        ray.init(
+            address=args.address,
+            log_to_driver=False,
+            ignore_reinit_error=True,
+            runtime_env=runtime_env,
+        )
     seer_rllib.register()
     algo = build_config(args).build_algo()
     returns: list[float] = []
