@@ -68,8 +68,8 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.tune.registry import register_env
 
 import seer_env
-from seer_env.env import validate_seed
 from seer_env.stpa import hardware
+from seer_env.validation import validate_seed
 
 __all__ = [
     "SeerRLlibEnv",
