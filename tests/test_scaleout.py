@@ -57,9 +57,16 @@ def deadline(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _ray_processes() -> list[psutil.Process]:
-    """Child processes of this test process (Ray's GCS, raylets and workers)."""
-    return [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+def _descendants() -> set[psutil.Process]:
+    """Processes started from this one (Ray's GCS, raylets, workers), while they run."""
+    return set(psutil.Process().children(recursive=True))
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:  # is_running() also checks the pid was not reused
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +74,9 @@ def two_nodes():
     """A head and a worker node, one CPU each; yields ``(cluster, node ids)``."""
     if ray.is_initialized():
         ray.shutdown()
-    before = {p.pid for p in _ray_processes()}
+    before = _descendants()
     cluster = None
+    started: set[psutil.Process] = set()
     try:
         with deadline(90):
             cluster = Cluster(
@@ -86,15 +94,19 @@ def two_nodes():
         assert len(nodes) == 2
         yield cluster, nodes
     finally:
+        # Ray's workers are the raylets' children: list them before the raylets go, or
+        # workers left behind would be reparented out of sight.
+        started = _descendants() - before
         ray.shutdown()
         if cluster is not None:
             cluster.shutdown()
         leaked = []
         for _ in range(100):  # up to 20 s for Ray's processes to exit
-            leaked = [p for p in _ray_processes() if p.pid not in before]
+            leaked = [p for p in started if _alive(p)]
             if not leaked:
                 break
             time.sleep(0.2)
+        assert started or cluster is None, "no Ray process seen: the leak check checked nothing"
         assert not leaked, f"Ray processes left behind: {[p.name() for p in leaked]}"
 
 
