@@ -78,7 +78,7 @@ def two_nodes():
     cluster = None
     started: set[psutil.Process] = set()
     try:
-        with deadline(90):
+        with deadline(150):
             cluster = Cluster(
                 initialize_head=True,
                 head_node_args={"num_cpus": 1, "include_dashboard": False},
@@ -240,7 +240,7 @@ def _ppo_config(env, batch=64):
 def test_ppo_samples_from_runners_on_both_nodes(two_nodes):
     _, nodes = two_nodes
     seer_rllib.register([ENV])
-    with deadline(150):
+    with deadline(240):  # a hang guard: ~50 s on a busy 2-core machine
         algo = _ppo_config(ENV).build_algo()
         try:
             result = algo.train()
@@ -293,7 +293,7 @@ def _crash_once(marker: str, at_step: int):
 def test_a_crashed_env_runner_is_restarted_and_training_goes_on(two_nodes, tmp_path):
     marker = tmp_path / "crashed"
     register_env(CRASH_ENV, _crash_once(str(marker), at_step=3))
-    with deadline(180):
+    with deadline(300):  # a hang guard: ~65-95 s on a busy 2-core machine
         algo = _ppo_config(CRASH_ENV).build_algo()
         group = algo.env_runner_group
         try:
