@@ -9,11 +9,11 @@ config = (
     PPOConfig()
     .environment("pcs_v0", env_config={"width": 8, "height": 8, "max_cycles": 100})
     .env_runners(num_env_runners=2, num_cpus_per_env_runner=2)
-    .training(train_batch_size_per_learner=4096, minibatch_size=1024)  # agent steps:
-    .multi_agent(                                                       # 64 per env step
+    .training(train_batch_size_per_learner=4096, minibatch_size=1024)  # in agent steps
+    .multi_agent(
         policies={"shared"},
         policy_mapping_fn=lambda aid, *a, **k: "shared",
-        count_steps_by="agent_steps",  # RLlib's default counts env steps (x64 rows here)
+        count_steps_by="agent_steps",  # the default counts env steps: 64 rows each here
     )
 )
 algo = config.build_algo()
