@@ -52,10 +52,54 @@ def test_torchrl_example_collects_a_rollout():
 def test_rllib_example_trains_and_prints_returns(capsys):
     pytest.importorskip("ray.rllib")
     returns = load("rllib_ppo_pcs").main(
-        ["--iterations", "2", "--batch", "128", "--max-cycles", "8", "--env-runners", "2"]
+        # 512 agent steps: 32 env steps of 16 cells, so each runner ends an 8-cycle episode
+        ["--iterations", "2", "--batch", "512", "--max-cycles", "8", "--env-runners", "2"]
     )
     assert len(returns) == 2 and all(math.isfinite(r) for r in returns)
-    assert "episode_return_mean" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "episode_return_mean" in out and "agent steps/s" in out
+    # 1 CPU reserved per runner: a 1-thread budget, so STPA runs each env serially
+    assert out.count("1 CPU(s) reserved, budget 1 thread(s), env pool serial x1") == 2
+
+
+def test_rllib_example_batch_arguments(capsys):
+    parse = load("rllib_ppo_pcs").parse_args
+    args = parse([])  # the defaults: agent steps, minibatch derived from the batch
+    assert args.count_steps_by == "agent_steps" and args.minibatch == args.batch // 4
+    assert parse(["--batch", "50"]).minibatch == 12
+    assert parse(["--batch", "2", "--minibatch", "2"]).minibatch == 2
+    for bad in (
+        ["--batch", "50", "--minibatch", "800"],
+        ["--batch", "0"],
+        ["--torch-threads", "-1"],
+    ):
+        with pytest.raises(SystemExit):
+            parse(bad)
+    err = capsys.readouterr().err
+    assert "--minibatch must be in [1, --batch=50] (agent_steps), got 800" in err
+    assert "--batch must be >= 1, got 0" in err
+    assert "--torch-threads must be >= 0, got -1" in err
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_rllib_sampling_throughput_example(capsys):
+    pytest.importorskip("ray.rllib")
+    from seer_env.stpa import hardware
+
+    # 0 runners only (the driver samples): runner pools are checked by test_scaleout.py
+    args = ["--runners", "0", "--agent-steps", "256", "--repeats", "2", "--max-cycles", "8"]
+    (result,) = load("rllib_sampling_throughput").main(args)
+    assert result["runners"] == 0 and len(result["agent_steps"]) == 2
+    assert min(result["agent_steps"]) >= 256 and result["agent_steps_per_s"] > 0
+    # 16 cells live in every step of pcs_v0: 16 agent steps per env step
+    assert math.isclose(result["agent_steps_per_s"], 16 * result["env_steps_per_s"])
+    (driver,) = result["pools"]
+    assert driver["worker_index"] == 0 and driver["ray_assigned_cpus"] is None
+    (env,) = driver["envs"]
+    assert env["stpa_source"] is not None  # the sampling driver's env: "auto"
+    assert 1 <= env["num_threads"] <= hardware.usable_threads()
+    assert "| env runners |" in capsys.readouterr().out
 
 
 def test_quickstart_example_runs_an_episode(capsys):
@@ -69,7 +113,14 @@ def test_pcs_benchmark_example_runs():
 
 
 def test_every_example_has_a_test():
-    tested = {"quickstart", "pcs_benchmark", "ppo_vector_pcs", "torchrl_pcs", "rllib_ppo_pcs"}
+    tested = {
+        "quickstart",
+        "pcs_benchmark",
+        "ppo_vector_pcs",
+        "torchrl_pcs",
+        "rllib_ppo_pcs",
+        "rllib_sampling_throughput",
+    }
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
     assert scripts == tested, f"examples without a test: {scripts - tested}"
     # examples/custom_model_cpp is built and tested by tests/test_model_sdk.py

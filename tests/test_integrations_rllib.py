@@ -210,7 +210,7 @@ def ppo_config(name, batch=128, cpus_per_runner=1):
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_ppo_trains_with_two_env_runners(ray_cluster, name):
     seer_rllib.register()
-    # pcs_v0: runners reserve 2 (logical) CPUs each, so each env gets a 2-thread pool
+    # pcs_v0: runners reserve 2 (logical) CPUs each, so STPA may give each env 2 threads
     cpus = 2 if name == "pcs_v0" else 1
     algo = ppo_config(name, cpus_per_runner=cpus).build_algo()
     try:
@@ -222,8 +222,11 @@ def test_ppo_trains_with_two_env_runners(ray_cluster, name):
     finally:
         algo.stop()
     expected = min(cpus, len(os.sched_getaffinity(0)))
-    assert [r.num_threads for r in runtimes] == [expected] * 2
-    assert {r.executor for r in runtimes} == {"parallel" if expected > 1 else "serial"}
+    for runtime in runtimes:  # STPA chose each pool within its runner's CPU grant
+        assert runtime.stpa is not None
+        assert runtime.stpa["features"]["usable_threads"] <= expected
+        assert 1 <= runtime.num_threads <= expected
+        assert runtime.executor == ("serial" if runtime.num_threads == 1 else "parallel")
     sampled = [r["env_runners"]["num_env_steps_sampled_lifetime"] for r in results]
     assert sampled[0] > 0 and sampled[1] > sampled[0]
     assert math.isfinite(results[-1]["env_runners"]["episode_return_mean"])

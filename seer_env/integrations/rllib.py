@@ -9,7 +9,12 @@ config = (
     PPOConfig()
     .environment("pcs_v0", env_config={"width": 8, "height": 8, "max_cycles": 100})
     .env_runners(num_env_runners=2, num_cpus_per_env_runner=2)
-    .multi_agent(policies={"shared"}, policy_mapping_fn=lambda aid, *a, **k: "shared")
+    .training(train_batch_size_per_learner=4096, minibatch_size=1024)  # in agent steps
+    .multi_agent(
+        policies={"shared"},
+        policy_mapping_fn=lambda aid, *a, **k: "shared",
+        count_steps_by="agent_steps",  # the default counts env steps: 64 rows each here
+    )
 )
 algo = config.build_algo()
 algo.train()
@@ -21,17 +26,21 @@ driver before the algorithm is built; Ray ships the registered creator to the
 env runners, which import ``seer_env`` themselves (it is installed in the same
 environment).
 
-**Thread pool per env runner.** Each env runner process hosts its env(s), and
-each env its own runtime thread pool. Unless ``env_config`` sets
-``num_threads``, the pool gets as many threads as CPUs Ray reserved for the
-env runner (``num_cpus_per_env_runner``, read in the runner through
-``ray.get_runtime_context().get_assigned_resources()["CPU"]``), never more
-than the CPUs the process may run on (``os.sched_getaffinity``); with more
-than one thread the executor defaults to ``"parallel"``, else ``"serial"``.
-In the driver (outside Ray workers) the env gets one thread: RLlib builds one
-there only to read spaces. With ``num_envs_per_env_runner > 1`` the envs of a
-runner do not share a pool: set ``num_threads`` yourself
-(``num_cpus_per_env_runner // num_envs_per_env_runner``).
+**Thread budget per env runner.** Each env runner process hosts its env(s),
+and each env its own runtime thread pool. Unless ``env_config`` sets
+``num_threads``, an env built in an env runner gets ``num_threads="auto"``:
+STPA chooses executor and pool size within the CPUs Ray reserved for that
+runner (``num_cpus_per_env_runner``, read in the runner through
+``ray.get_runtime_context().get_assigned_resources()``), never the node's
+core count: Ray does not pin a runner to its CPUs, so without this every
+runner of a node would size its pool for the whole node
+(``seer_env.stpa.hardware.usable_threads`` applies the grant). One reserved
+CPU means one thread, with no preflight. With ``num_env_runners=0`` the
+driver samples and its env gets ``"auto"`` over the driver's CPUs; with
+remote runners, an env RLlib builds in the driver (only to read spaces) gets
+one thread. With ``num_envs_per_env_runner > 1``, each env of a runner sees
+the runner's whole budget (RLlib steps them one after another).
+:func:`describe_env_runners` shows what every runner chose.
 
 **Seeds.** RLlib seeds only the first reset of each env runner (from
 ``config.debugging(seed=...)``); later resets are unseeded and our envs then
@@ -42,13 +51,12 @@ n)``, ``n`` counting the envs built so far in that process.
 
 **Scaling past one machine** is RLlib's job: more env runners on a Ray
 cluster, each hosting a seer_env env with its own thread pool
-(``docs/integrations.md``).
+(``docs/scaling.md``).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -60,9 +68,16 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.tune.registry import register_env
 
 import seer_env
+from seer_env.stpa import hardware
 from seer_env.validation import validate_seed
 
-__all__ = ["SeerRLlibEnv", "env_creator", "env_runner_threads", "register"]
+__all__ = [
+    "SeerRLlibEnv",
+    "describe_env_runners",
+    "env_creator",
+    "env_runner_threads",
+    "register",
+]
 
 _creation_lock = threading.Lock()
 _creations: dict[tuple, itertools.count] = {}
@@ -91,11 +106,13 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
 
     The constructor still resets the env once without a seed (the stock
     wrapper needs observations to find the agents); RLlib's first reset
-    reseeds it.
+    reseeds it. ``env_steps`` counts the steps taken since construction
+    (:func:`describe_env_runners` reports it per runner).
     """
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
+        self.env_steps = 0
         self.agents = list(env.agents)
         self.possible_agents = list(env.possible_agents)
         self.observation_spaces = dict(env.observation_spaces)
@@ -111,6 +128,7 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
     def step(self, action_dict: dict):
         """Step the env; the returned done dicts carry ``"__all__"``."""
         obs, rewards, terminateds, truncateds, infos = self.par_env.step(action_dict)
+        self.env_steps += 1
         self.agents = list(self.par_env.agents)
         over = not self.agents
         all_terminated = over and all(terminateds.values())
@@ -124,24 +142,25 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
 
 
 def env_runner_threads() -> int:
-    """Runtime threads for an env built in this process (see the module docstring).
+    """The most runtime threads an env built in this process may use.
 
-    Inside a Ray worker: the CPUs Ray reserved for it (``num_cpus_per_env_runner``),
-    at least 1 and at most ``len(os.sched_getaffinity(0))``. Elsewhere: 1.
+    Inside a Ray worker (an env runner): the CPUs Ray reserved for it
+    (``num_cpus_per_env_runner``, rounded down, at least 1), capped by the
+    CPUs the process may run on (affinity, cgroup quota). Elsewhere: 1.
     """
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    try:
-        import ray
-
-        if not ray.is_initialized():
-            return 1
-        context = ray.get_runtime_context()
-        if context.worker.mode != ray.WORKER_MODE:
-            return 1
-        cpus = context.get_assigned_resources().get("CPU", 1.0)
-    except Exception:  # noqa: BLE001 - any failure to ask Ray means "not in a runner"
+    if hardware.ray_assigned_cpus() is None:
         return 1
-    return max(1, min(int(math.floor(cpus)), usable or 1))
+    return hardware.usable_threads()
+
+
+def _default_threads(config: dict | None) -> int | str:
+    """``num_threads`` for an env whose ``env_config`` names none (see the module docstring)."""
+    if hardware.ray_assigned_cpus() is not None:
+        return "auto"  # STPA, within this runner's CPU grant
+    sampling_in_driver = (
+        getattr(config, "worker_index", None) == 0 and getattr(config, "num_workers", None) == 0
+    )
+    return "auto" if sampling_in_driver else 1
 
 
 def _derived_seed(seed: int, worker_index: int, n: int) -> int:
@@ -161,9 +180,7 @@ class _EnvCreator:
     def __call__(self, config: dict | None = None) -> SeerRLlibEnv:
         cfg: dict[str, Any] = dict(config or {})
         if "num_threads" not in cfg:
-            threads = env_runner_threads()
-            cfg["num_threads"] = threads
-            cfg.setdefault("executor", "parallel" if threads > 1 else "serial")
+            cfg["num_threads"] = _default_threads(config)
         if cfg.get("seed") is not None:
             worker = int(getattr(config, "worker_index", 0))
             seed = validate_seed(cfg["seed"])
@@ -181,8 +198,9 @@ def env_creator(name: str) -> Callable[[dict], SeerRLlibEnv]:
     """The RLlib env creator for env ``name``: ``env_config -> SeerRLlibEnv``.
 
     ``env_config`` holds the env's keyword arguments (``seer_env.make(name, **cfg)``).
-    ``num_threads`` and ``executor`` default per :func:`env_runner_threads`; a
-    ``seed`` is turned into a distinct seed per env runner and env.
+    ``num_threads`` defaults to ``"auto"`` in env runners (STPA within the
+    runner's CPU grant) and to 1 in a driver that does not sample; a ``seed``
+    is turned into a distinct seed per env runner and env.
     """
     if name not in seer_env.env_names():
         raise ValueError(f"name must be one of {seer_env.env_names()}, got {name!r}")
@@ -205,3 +223,59 @@ def register(names: Iterable[str] | None = None, *, prefix: str = "") -> list[st
         register_env(prefix + name, env_creator(name))
         registered.append(prefix + name)
     return registered
+
+
+def _describe_this_runner(runner: Any) -> dict:
+    """What one env runner (run inside it) holds: node, CPU grant, each env's pool."""
+    import ray
+
+    envs = []
+    for env in getattr(runner.env, "envs", None) or []:
+        wrapped = env.unwrapped
+        par_env = getattr(wrapped, "par_env", None)
+        runtime = getattr(par_env, "runtime", None)
+        if runtime is None:
+            continue  # not a seer_env env
+        stpa = runtime.stpa or {}
+        envs.append(
+            {
+                "num_threads": runtime.num_threads,
+                "executor": runtime.executor,
+                "stpa_source": stpa.get("source"),
+                "stpa_reason": stpa.get("reason"),
+                "env_steps": getattr(wrapped, "env_steps", None),
+            }
+        )
+    return {
+        "worker_index": runner.worker_index,
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "pid": os.getpid(),
+        "ray_assigned_cpus": hardware.ray_assigned_cpus(),
+        "usable_threads": hardware.usable_threads(),
+        "envs": envs,
+    }
+
+
+def describe_env_runners(algo: Any, timeout_s: float | None = 60.0) -> list[dict]:
+    """Per remote env runner of ``algo``: where it runs and how its envs' pools were sized.
+
+    Each entry has ``worker_index``, ``node_id`` (the Ray node), ``pid``,
+    ``ray_assigned_cpus`` (its CPU grant), ``usable_threads`` (the budget
+    STPA chose within) and ``envs``: per seer_env env, ``num_threads``,
+    ``executor``, ``stpa_source`` / ``stpa_reason`` (STPA's report, None for
+    an explicit ``num_threads``) and ``env_steps`` (steps since the env was
+    built). With ``num_env_runners=0`` the one entry is the driver's own env
+    runner (``worker_index`` 0), which samples then. Unhealthy runners are
+    skipped.
+
+    Args:
+        algo: a built RLlib ``Algorithm``.
+        timeout_s: seconds to wait for the runners' answers.
+    """
+    group = algo.env_runner_group
+    answers = group.foreach_env_runner(
+        _describe_this_runner,
+        local_env_runner=group.num_remote_env_runners() == 0,
+        timeout_seconds=timeout_s,
+    )
+    return sorted(answers, key=lambda d: d["worker_index"])

@@ -3,7 +3,9 @@
 Everything is read from ``os`` and Linux ``/sys`` / ``/proc`` files and every
 read tolerates their absence (containers, macOS): a missing file is a missing
 feature, never an error. ``usable_threads()`` is the hard cap STPA never
-exceeds.
+exceeds; inside a Ray worker it includes the CPUs Ray reserved for it
+(``ray_assigned_cpus()``), so envs in several env runners of one node stay
+within their own share instead of each sizing for the whole node.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import sys
 from pathlib import Path
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
@@ -91,17 +94,42 @@ def cgroup_cpu_quota() -> float | None:
     return min(quotas) if quotas else None
 
 
+def ray_assigned_cpus() -> float | None:
+    """CPUs Ray reserved for this process when it is a Ray worker, else None.
+
+    An RLlib env runner (any Ray actor or task) holds ``num_cpus`` of its
+    node's CPUs, e.g. ``num_cpus_per_env_runner``; Ray does not pin it to
+    them (its affinity is the whole node), so only Ray knows its share. A
+    worker that reserved no CPU gets 0.0. Never imports Ray: a process that
+    has not imported it is not a Ray worker. The driver is not a worker
+    (it reserves nothing): None.
+    """
+    ray = sys.modules.get("ray")
+    if ray is None:
+        return None
+    try:
+        if not ray.is_initialized():
+            return None
+        context = ray.get_runtime_context()
+        if context.worker.mode != ray.WORKER_MODE:
+            return None
+        return float(context.get_assigned_resources().get("CPU", 0.0))
+    except Exception:  # noqa: BLE001 - a Ray that cannot answer is not a grant to respect
+        return None
+
+
 def usable_threads() -> int:
-    """Most threads that can run at once: affinity, capped by the cgroup quota.
+    """Most threads that can run at once: affinity, capped by the cgroup quota and Ray's grant.
 
     A quota of 1.5 CPUs allows 1 thread's worth of uninterrupted time plus
     half of another; threads beyond ``floor`` would be throttled mid-step, so
-    the quota rounds down (never below 1).
+    the quota rounds down (never below 1). The CPUs Ray reserved for this
+    worker (``ray_assigned_cpus``) round down the same way.
     """
     n = len(allowed_cpus())
-    quota = cgroup_cpu_quota()
-    if quota is not None:
-        n = min(n, max(1, math.floor(quota + 1e-9)))
+    for limit in (cgroup_cpu_quota(), ray_assigned_cpus()):
+        if limit is not None:
+            n = min(n, max(1, math.floor(limit + 1e-9)))
     return max(1, n)
 
 
@@ -175,6 +203,7 @@ def machine_features() -> dict:
         "logical_cpus": os.cpu_count() or 1,
         "affinity_cpus": len(cpus),
         "cgroup_quota_cpus": cgroup_cpu_quota(),
+        "ray_assigned_cpus": ray_assigned_cpus(),
         "usable_threads": usable_threads(),
         "physical_cores": min(cores, usable_threads()),
         "smt_per_core": max(1, round(len(cpus) / cores)),
