@@ -209,7 +209,15 @@ class PythonModel:
             "public_dtype": public,
             "public_fields": copies,
             "payload_dtype": payload,
+            "publish": self._publish_hook(),
         }
+
+    def _publish_hook(self):
+        """``publish(state, public)`` filling a computed snapshot record, or None.
+
+        None (the default) copies ``public_fields``; ``NumbaModel`` computes it.
+        """
+        return None
 
     def _spec(self) -> dict:
         num_entities, num_agents = int(self.num_entities), int(self.num_agents)

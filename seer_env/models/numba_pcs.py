@@ -1,0 +1,338 @@
+"""PCS (the ``pcs`` model of ``cpp/models/pcs``) as a ``seer_env.NumbaModel``.
+
+The same cells, phones, random draws and outputs as the C++ model, written in
+Python: compiled by numba it runs on the runtime's worker threads; with
+``compiled=False`` it runs as a ``PythonModel``. All three are byte-identical
+(``tests/test_numba_model.py``): observations, rewards, infos, ``state()``,
+totals, and the runtime digest (the records below are ``PcsState``,
+``PcsPublic`` and ``PcsPhone`` byte for byte). See ``cpp/models/pcs/pcs.hpp``
+for the model itself; the handlers below follow ``pcs.cpp`` line for line.
+
+    env = seer_env.SeerParallelEnv(NumbaPcs, {"width": 64, "height": 64}, num_threads=2)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+from seer_env import handler_api as api
+from seer_env.numba_model import NumbaModel, kernel
+
+NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = 0, 1, 2, 3
+NO_CHANNEL = 0xFFFFFFFF
+# Counter indices in the step/total arrays (PcsCounters' field order).
+CALL_ATTEMPTS, BLOCKS, BUSY_LINES, HANDOFFS_IN, DROPPED_HANDOFFS, EVENTS = range(6)
+OBS_DIM = 10
+
+STATE = np.dtype(
+    [
+        ("channel_mask", "<u8"),  # bit c set: channel c is in use
+        ("guard", "<u4"),  # guard channels in effect this step
+        ("pad", "<u4"),
+        ("step", "<u8", (6,)),  # counters of this step
+        ("total", "<u8", (6,)),  # counters since reset
+    ]
+)
+PUBLIC = np.dtype([("busy", "<u4"), ("pad", "<u4")])
+PHONE = np.dtype(
+    [
+        ("next_call", "<f8"),
+        ("call_end", "<f8"),  # +inf when idle
+        ("next_move", "<f8"),
+        ("id", "<u4"),
+        ("channel", "<u4"),  # channel held in the current cell, or NO_CHANNEL
+    ]
+)
+PARAMS = np.dtype(
+    [
+        ("width", "<i8"),
+        ("height", "<i8"),
+        ("channels", "<i8"),
+        ("phones_per_cell", "<i8"),
+        ("call_interval", "<f8"),
+        ("call_duration", "<f8"),
+        ("move_interval", "<f8"),
+        ("handoff_delay", "<f8"),
+        ("handoff_weight", "<f8"),
+        ("count_scale", "<f8"),  # 1 / expected call attempts per cell per step
+    ]
+)
+
+
+@kernel
+def neighbour(cell, direction, params):
+    """Cell next to ``cell`` in ``direction`` (0 x-1, 1 x+1, 2 y-1, 3 y+1) on the torus."""
+    width, height = params["width"], params["height"]
+    x = np.int64(cell) % width
+    y = np.int64(cell) // width
+    if direction == 0:
+        x = (x + width - 1) % width
+    elif direction == 1:
+        x = (x + 1) % width
+    elif direction == 2:
+        y = (y + height - 1) % height
+    else:
+        y = (y + 1) % height
+    return y * width + x
+
+
+@kernel
+def count(state, counter):
+    """One occurrence, this step and in the total."""
+    state["step"][counter] += np.uint64(1)
+    state["total"][counter] += np.uint64(1)
+
+
+@kernel
+def free_channels(state, params):
+    return params["channels"] - api.popcount(state["channel_mask"])
+
+
+@kernel
+def take_channel(state, phone):
+    """Lowest free channel: deterministic, and what the C++ model does."""
+    channel = api.lowest_zero_bit(state["channel_mask"])
+    phone["channel"] = channel
+    state["channel_mask"] = state["channel_mask"] | (np.uint64(1) << np.uint64(channel))
+
+
+@kernel
+def release_channel(state, phone, params):
+    channel = np.int64(phone["channel"])
+    if channel >= params["channels"]:
+        raise ValueError("a phone releases a channel it does not hold")
+    if (state["channel_mask"] >> np.uint64(channel)) & np.uint64(1) == np.uint64(0):
+        raise ValueError("a phone releases a channel it does not hold")
+    state["channel_mask"] = state["channel_mask"] & ~(np.uint64(1) << np.uint64(channel))
+    phone["channel"] = NO_CHANNEL
+
+
+@kernel
+def schedule_idle(ctx, phone, params):
+    """Walks an idle phone and sends its NEXT_CALL where it ends up."""
+    me = np.int64(api.self_id(ctx))
+    now = api.now(ctx)
+    cell = me
+    while True:
+        while phone["next_move"] < phone["next_call"]:
+            cell = neighbour(cell, api.below(ctx, 4), params)
+            phone["next_move"] += api.exponential(ctx, params["move_interval"])
+        # The deviation (pcs.hpp): nothing reaches another cell before now + L,
+        # nothing reaches this one before now.
+        earliest = now if cell == me else now + params["handoff_delay"]
+        if phone["next_call"] >= earliest:
+            break
+        phone["next_call"] = earliest
+    api.schedule(ctx, cell, phone["next_call"], NEXT_CALL, phone)
+
+
+@kernel
+def schedule_in_call(ctx, phone):
+    """Schedules the first of call end and next move of a phone in a call."""
+    if phone["next_move"] < phone["call_end"]:
+        api.schedule(ctx, api.self_id(ctx), phone["next_move"], HANDOFF_OUT, phone)
+    else:
+        api.schedule(ctx, api.self_id(ctx), phone["call_end"], CALL_END, phone)
+
+
+@kernel
+def busy_fraction(busy, params):
+    return np.float64(busy) / np.float64(params["channels"])
+
+
+class NumbaPcs(NumbaModel):
+    """PCS wireless cells (``pcs_v0``), compiled by numba or interpreted.
+
+    Args: those of the C++ ``pcs`` model (same defaults and ranges), and
+    ``compiled`` (see ``NumbaModel``).
+    """
+
+    state_dtype = STATE
+    public_dtype = PUBLIC
+    payload_dtype = PHONE
+    params_dtype = PARAMS
+    event_kinds = ("NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN")
+    info_keys = ("call_attempts", "blocks", "busy_lines", "handoffs_in", "dropped_handoffs", "events")
+    total_keys = ("call_attempts", "blocks", "busy_lines", "handoffs", "dropped_handoffs", "events")
+    agent_prefix = "cell"
+    name = "numba_pcs"
+
+    def __init__(
+        self,
+        width: int = 32,
+        height: int = 32,
+        channels: int = 10,
+        phones_per_cell: int = 16,
+        call_interval: float = 360.0,
+        call_duration: float = 180.0,
+        move_interval: float = 4500.0,
+        handoff_delay: float = 1.0,
+        step_minutes: float = 60.0,
+        handoff_weight: float = 5.0,
+        compiled: bool = True,
+    ) -> None:
+        super().__init__(compiled=compiled)
+        width = _integer("width", width, 1, 4096)
+        height = _integer("height", height, 1, 4096)
+        channels = _integer("channels", channels, 1, 64)
+        phones_per_cell = _integer("phones_per_cell", phones_per_cell, 1, 1 << 16)
+        reals = {
+            "call_interval": call_interval,
+            "call_duration": call_duration,
+            "move_interval": move_interval,
+            "handoff_delay": handoff_delay,
+            "step_minutes": step_minutes,
+        }
+        for key, value in reals.items():
+            reals[key] = _real(key, value, positive=True)
+        handoff_weight = _real("handoff_weight", handoff_weight, positive=False)
+        if width * height * phones_per_cell > 1e8:
+            raise ValueError(
+                "phones_per_cell * width * height must be <= 1e8 (pending events), got "
+                f"{width * height * phones_per_cell}"
+            )
+        self.num_entities = self.num_agents = width * height
+        self.lookahead = reals["handoff_delay"]
+        self.dt = reals["step_minutes"]
+        inf = np.float32(np.inf)
+        high = np.array([1, 1, inf, inf, inf, inf, 1, 1, 1, 1], dtype=np.float32)
+        self.observation_space = spaces.Box(np.zeros(OBS_DIM, np.float32), high, dtype=np.float32)
+        self.action_space = spaces.Discrete(channels + 1)
+        self.state_space = spaces.Box(0.0, 1.0, (2 * self.num_entities,), dtype=np.float32)
+        self.params = self.make_params(
+            width=width,
+            height=height,
+            channels=channels,
+            phones_per_cell=phones_per_cell,
+            call_interval=reals["call_interval"],
+            call_duration=reals["call_duration"],
+            move_interval=reals["move_interval"],
+            handoff_delay=reals["handoff_delay"],
+            handoff_weight=handoff_weight,
+            count_scale=reals["call_interval"] / (float(phones_per_cell) * reals["step_minutes"]),
+        )
+
+    # -- handlers ---------------------------------------------------------------------------
+    @staticmethod
+    def on_init(ctx, state, snapshot, params):
+        phone = np.zeros(1, PHONE)[0]
+        me = np.int64(api.self_id(ctx))
+        for i in range(params["phones_per_cell"]):
+            phone["id"] = me * params["phones_per_cell"] + i
+            phone["channel"] = NO_CHANNEL
+            phone["call_end"] = math.inf
+            phone["next_call"] = api.now(ctx) + api.exponential(ctx, params["call_interval"])
+            phone["next_move"] = api.now(ctx) + api.exponential(ctx, params["move_interval"])
+            schedule_idle(ctx, phone, params)
+
+    @staticmethod
+    def on_step_begin(ctx, state, snapshot, params):
+        state["step"][:] = 0
+
+    @staticmethod
+    def on_action(ctx, state, snapshot, params, action):
+        if action < 0 or action > params["channels"]:
+            raise ValueError("guard channels out of range")
+        state["guard"] = action
+
+    @staticmethod
+    def on_event(ctx, state, snapshot, params, kind, phone):
+        now = api.now(ctx)
+        count(state, EVENTS)
+        if kind == NEXT_CALL:
+            count(state, CALL_ATTEMPTS)
+            if free_channels(state, params) <= state["guard"]:
+                count(state, BLOCKS)
+                phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
+                schedule_idle(ctx, phone, params)
+                return
+            take_channel(state, phone)
+            phone["call_end"] = now + api.exponential(ctx, params["call_duration"])
+            phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
+            while phone["next_call"] < phone["call_end"]:
+                count(state, BUSY_LINES)
+                count(state, CALL_ATTEMPTS)
+                phone["next_call"] += api.exponential(ctx, params["call_interval"])
+            schedule_in_call(ctx, phone)
+        elif kind == CALL_END:
+            release_channel(state, phone, params)
+            phone["call_end"] = math.inf
+            schedule_idle(ctx, phone, params)
+        elif kind == HANDOFF_OUT:
+            release_channel(state, phone, params)
+            target = neighbour(api.self_id(ctx), api.below(ctx, 4), params)
+            api.schedule(ctx, target, now + params["handoff_delay"], HANDOFF_IN, phone)
+        elif kind == HANDOFF_IN:
+            count(state, HANDOFFS_IN)
+            phone["next_move"] = now + api.exponential(ctx, params["move_interval"])
+            if free_channels(state, params) == 0:
+                count(state, DROPPED_HANDOFFS)
+                phone["call_end"] = math.inf
+                schedule_idle(ctx, phone, params)
+                return
+            take_channel(state, phone)
+            if phone["call_end"] < now:
+                phone["call_end"] = now  # ended in transit (pcs.hpp)
+            schedule_in_call(ctx, phone)
+        else:
+            raise ValueError("unknown event kind")
+
+    # -- boundary ---------------------------------------------------------------------------
+    @staticmethod
+    def publish(state, public, params):
+        public["busy"] = api.popcount(state["channel_mask"])
+        public["pad"] = 0
+
+    @staticmethod
+    def observe(agent, state, snapshot, params, out):
+        scale = params["count_scale"]
+        out[0] = busy_fraction(api.popcount(state["channel_mask"]), params)
+        out[1] = np.float64(state["guard"]) / np.float64(params["channels"])
+        out[2] = np.float64(state["step"][CALL_ATTEMPTS]) * scale
+        out[3] = np.float64(state["step"][BLOCKS]) * scale
+        out[4] = np.float64(state["step"][HANDOFFS_IN]) * scale
+        out[5] = np.float64(state["step"][DROPPED_HANDOFFS]) * scale
+        for d in range(4):
+            out[6 + d] = busy_fraction(snapshot[neighbour(agent, d, params)]["busy"], params)
+
+    @staticmethod
+    def reward(agent, state, snapshot, params):
+        return 0.0 - (
+            np.float64(state["step"][BLOCKS])
+            + params["handoff_weight"] * np.float64(state["step"][DROPPED_HANDOFFS])
+        )
+
+    @staticmethod
+    def info(agent, state, snapshot, params, out):
+        for k in range(6):
+            out[k] = np.int64(state["step"][k])
+
+    @staticmethod
+    def global_state(states, snapshot, params, out):
+        for e in range(states.shape[0]):
+            out[2 * e] = busy_fraction(api.popcount(states[e]["channel_mask"]), params)
+            out[2 * e + 1] = np.float64(states[e]["guard"]) / np.float64(params["channels"])
+
+    @staticmethod
+    def totals(states, params, out):
+        out[:] = 0
+        for e in range(states.shape[0]):
+            for k in range(6):
+                out[k] += np.int64(states[e]["total"][k])
+
+
+def _integer(name: str, value, low: int, high: int) -> int:
+    if isinstance(value, bool) or not float(value).is_integer() or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return int(value)
+
+
+def _real(name: str, value, *, positive: bool) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value > 1e12 or (value <= 0 if positive else value < 0):
+        bound = "(0, 1e12]" if positive else "[0, 1e12]"
+        raise ValueError(f"{name} must be a number in {bound}, got {value!r}")
+    return value
