@@ -81,6 +81,7 @@ import inspect
 import os
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -423,13 +424,18 @@ def _compile(cls: type, discrete: bool) -> _Compiled:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
         os.replace(tmp, path)  # atomic: concurrent processes write the same text
-    namespace: dict[str, Any] = {
-        "__name__": f"seer_env_numba_entry.{safe}",
-        "_STATE": records["state"],
-        "_PUBLIC": records["public"],
-        "_PAYLOAD": records["payload"],
-        "_PARAMS": records["params"],
-    }
+    # A real module: numba finds a function's globals by its module's name
+    # when it loads the function from its cache.
+    module = types.ModuleType(f"seer_env_numba_entry_{safe}_{digest.hexdigest()[:16]}")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    namespace.update(
+        _STATE=records["state"],
+        _PUBLIC=records["public"],
+        _PAYLOAD=records["payload"],
+        _PARAMS=records["params"],
+    )
     for hook, fn in hooks.items():
         fn = inspect.unwrap(fn) if not isinstance(fn, numba.core.dispatcher.Dispatcher) else fn
         jitted = fn if hasattr(fn, "py_func") else numba.njit(cache=cacheable)(fn)

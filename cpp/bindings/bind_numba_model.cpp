@@ -77,6 +77,9 @@ void bind_numba_model(py::module_& m) {
         out["seer_ctx_now"] = address(reinterpret_cast<const void*>(api->now));
         out["seer_ctx_self"] = address(reinterpret_cast<const void*>(api->self));
         out["seer_ctx_source"] = address(reinterpret_cast<const void*>(api->source));
+        out["seer_ctx_num_entities"] = address(reinterpret_cast<const void*>(api->num_entities));
+        out["seer_ctx_lookahead"] = address(reinterpret_cast<const void*>(api->lookahead));
+        out["seer_ctx_dt"] = address(reinterpret_cast<const void*>(api->dt));
         out["seer_ctx_uniform"] = address(reinterpret_cast<const void*>(api->uniform));
         out["seer_ctx_exponential"] = address(reinterpret_cast<const void*>(api->exponential));
         out["seer_ctx_below"] = address(reinterpret_cast<const void*>(api->below));

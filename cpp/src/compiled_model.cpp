@@ -26,13 +26,18 @@ std::uint32_t ctx_self(const seer_ctx* c) { return c->context->self(); }
 std::uint32_t ctx_source(const seer_ctx* c) {
   return c->event != nullptr ? c->event->source : c->context->self();
 }
+std::uint32_t ctx_num_entities(const seer_ctx* c) { return c->context->spec().num_entities; }
+double ctx_lookahead(const seer_ctx* c) { return c->context->spec().lookahead; }
+double ctx_dt(const seer_ctx* c) { return c->context->spec().dt; }
 double ctx_uniform(seer_ctx* c) { return c->context->rng().uniform(); }
 double ctx_exponential(seer_ctx* c, double mean) { return c->context->rng().exponential(mean); }
 std::uint64_t ctx_next_u64(seer_ctx* c) { return c->context->rng().next_u64(); }
 
 std::uint64_t ctx_below(seer_ctx* c, std::uint64_t n) {
   if (n == 0) {
-    if (!c->error) c->error = std::make_exception_ptr(std::invalid_argument("below(n): n must be >= 1, got 0"));
+    if (!c->error) {
+      c->error = std::make_exception_ptr(std::invalid_argument("below(n): n must be >= 1, got 0"));
+    }
     return 0;
   }
   return c->context->rng().below(n);
@@ -61,9 +66,18 @@ std::int32_t ctx_schedule(seer_ctx* c, std::uint32_t target, double time, std::u
   }
 }
 
-const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION, ctx_now,      ctx_self,
-                           ctx_source,               ctx_uniform,  ctx_exponential,
-                           ctx_below,                ctx_next_u64, ctx_schedule};
+const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION,
+                           ctx_now,
+                           ctx_self,
+                           ctx_source,
+                           ctx_num_entities,
+                           ctx_lookahead,
+                           ctx_dt,
+                           ctx_uniform,
+                           ctx_exponential,
+                           ctx_below,
+                           ctx_next_u64,
+                           ctx_schedule};
 
 // Calls a handler and turns its status into the C++ exception the
 // dispatcher reports (ContractViolation as is, anything else as HandlerError).
@@ -81,7 +95,9 @@ void run(Context& context, const Event* event, const char* what, Fn&& call) {
 }
 
 void require(bool present, const char* name) {
-  if (!present) throw std::invalid_argument(std::string("compiled model: handler ") + name + " is missing");
+  if (!present) {
+    throw std::invalid_argument(std::string("compiled model: handler ") + name + " is missing");
+  }
 }
 
 }  // namespace
@@ -123,7 +139,7 @@ void CompiledModel::reset_states() {
   boundary_time_.store(0.0, std::memory_order_relaxed);
   if (handlers_.reset == nullptr) return;
   const std::int32_t status =
-      handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr);
+      handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
   check_boundary(status, "reset", 0);
 }
 
@@ -177,52 +193,54 @@ void CompiledModel::check_boundary(std::int32_t status, const char* what, Entity
 }
 
 void CompiledModel::call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent,
-                                    void* out) const {
+                                    void* out, std::size_t out_size) const {
   const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(),
-                                 spec_.num_entities, params(), out);
+                                 spec_.num_entities, params(), out, out_size);
   check_boundary(status, what, agent);
 }
 
 void CompiledModel::observe(EntityId agent, float* obs) const {
-  call_agent_hook(handlers_.observe, "observe", agent, obs);
+  call_agent_hook(handlers_.observe, "observe", agent, obs, spec_.obs_dim);
 }
 
 double CompiledModel::reward(EntityId agent) const {
   double value = 0.0;
-  call_agent_hook(handlers_.reward, "reward", agent, &value);
+  call_agent_hook(handlers_.reward, "reward", agent, &value, 1);
   return value;
 }
 
 bool CompiledModel::terminated(EntityId agent) const {
   if (handlers_.terminated == nullptr) return false;
   std::uint8_t flag = 0;
-  call_agent_hook(handlers_.terminated, "terminated", agent, &flag);
+  call_agent_hook(handlers_.terminated, "terminated", agent, &flag, 1);
   return flag != 0;
 }
 
 bool CompiledModel::truncated(EntityId agent) const {
   if (handlers_.truncated == nullptr) return false;
   std::uint8_t flag = 0;
-  call_agent_hook(handlers_.truncated, "truncated", agent, &flag);
+  call_agent_hook(handlers_.truncated, "truncated", agent, &flag, 1);
   return flag != 0;
 }
 
 void CompiledModel::info(EntityId agent, std::int64_t* out) const {
   if (handlers_.info == nullptr) return;
-  call_agent_hook(handlers_.info, "info", agent, out);
+  call_agent_hook(handlers_.info, "info", agent, out, spec_.info_keys.size());
 }
 
 void CompiledModel::state(float* out) const {
   if (handlers_.global_state == nullptr) return;
   const std::int32_t status = handlers_.global_state(
-      const_cast<unsigned char*>(states_data()), public_data(), spec_.num_entities, params(), out);
+      const_cast<unsigned char*>(states_data()), public_data(), spec_.num_entities, params(), out,
+      spec_.state_dim);
   check_boundary(status, "global_state", 0);
 }
 
 void CompiledModel::totals(std::int64_t* out) const {
   if (handlers_.totals == nullptr) return;
   const std::int32_t status = handlers_.totals(const_cast<unsigned char*>(states_data()),
-                                               public_data(), spec_.num_entities, params(), out);
+                                               public_data(), spec_.num_entities, params(), out,
+                                               spec_.total_keys.size());
   check_boundary(status, "totals", 0);
 }
 

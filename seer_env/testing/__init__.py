@@ -4,6 +4,8 @@
   returns the serial executor's bytes, step after step.
 - ``assert_models_equivalent(env_fn_a, env_fn_b)``: two implementations of a
   model (a ``PythonModel`` prototype and its C++ port) return the same bytes.
+- ``assert_modes_equivalent(model)``: a ``NumbaModel`` returns the same bytes
+  interpreted and compiled, at every executor and thread count.
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
@@ -16,12 +18,14 @@ seed and replayed identically to every env compared.
 
 from seer_env.testing.contract import ContractReport, Violation, check_contract
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
+from seer_env.testing.numba_modes import assert_modes_equivalent
 from seer_env.testing.trajectory import first_difference, random_policy, record
 
 __all__ = [
     "ContractReport",
     "Violation",
     "assert_models_equivalent",
+    "assert_modes_equivalent",
     "assert_serial_equivalent",
     "check_contract",
     "first_difference",

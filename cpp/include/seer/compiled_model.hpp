@@ -60,7 +60,8 @@ class CompiledModel final : public Model {
   const void* params() const { return params_.data(); }
   // Throws HandlerError for a failed boundary hook `what` of `agent`.
   void check_boundary(std::int32_t status, const char* what, EntityId agent) const;
-  void call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent, void* out) const;
+  void call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent, void* out,
+                       std::size_t out_size) const;
 
   ModelSpec spec_;
   std::size_t state_size_, public_size_;

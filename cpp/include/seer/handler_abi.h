@@ -42,6 +42,9 @@ typedef struct seer_ctx_api {
   uint32_t (*self)(const seer_ctx* ctx);
   /* Source entity of the event being handled; self outside on_event. */
   uint32_t (*source)(const seer_ctx* ctx);
+  uint32_t (*num_entities)(const seer_ctx* ctx);
+  double (*lookahead)(const seer_ctx* ctx);
+  double (*dt)(const seer_ctx* ctx);
   /* The handler entity's Philox4x64 stream (seer/rng.hpp). */
   double (*uniform)(seer_ctx* ctx);
   double (*exponential)(seer_ctx* ctx, double mean);
@@ -66,13 +69,14 @@ typedef int32_t (*seer_event_fn)(seer_ctx* ctx, void* state, const void* snapsho
                                  const void* params, uint32_t kind, void* payload);
 /* Boundary, parallel over entities: the public record of one state. */
 typedef int32_t (*seer_publish_fn)(const void* state, void* public_record, const void* params);
-/* Boundary, parallel over agents: writes `out` (float32 obs, one float64
- * reward, one uint8 flag or int64 infos, by hook). */
+/* Boundary, parallel over agents: writes `out_size` values to `out` (float32
+ * observation, one float64 reward, one uint8 flag or int64 infos, by hook). */
 typedef int32_t (*seer_agent_fn)(uint32_t agent, const void* state, const void* snapshot,
-                                 uint64_t num_entities, const void* params, void* out);
-/* Serial: reset(states), global_state(out float32), totals(out int64). */
+                                 uint64_t num_entities, const void* params, void* out,
+                                 uint64_t out_size);
+/* Serial: reset(states) (out NULL), global_state(out float32), totals(out int64). */
 typedef int32_t (*seer_states_fn)(void* states, const void* snapshot, uint64_t num_entities,
-                                  const void* params, void* out);
+                                  const void* params, void* out, uint64_t out_size);
 
 typedef struct seer_model_handlers {
   seer_states_fn reset;          /* may be NULL: states stay zero */
