@@ -151,7 +151,12 @@ void CompiledModel::on_init(Context& ctx) {
 }
 
 void CompiledModel::on_step_begin(Context& ctx) {
-  boundary_time_.store(ctx.now() + spec_.dt, std::memory_order_relaxed);
+  // Every entity writes the same value: store only when it changes, so the
+  // workers do not fight over the cache line.
+  const double boundary = ctx.now() + spec_.dt;
+  if (boundary_time_.load(std::memory_order_relaxed) != boundary) {
+    boundary_time_.store(boundary, std::memory_order_relaxed);
+  }
   if (handlers_.on_step_begin == nullptr) return;
   run(ctx, nullptr, "on_step_begin", [&](seer_ctx* c) {
     return handlers_.on_step_begin(c, entity_state(ctx.self()), public_data(), params());
