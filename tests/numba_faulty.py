@@ -7,9 +7,12 @@ file and invalidate its numba cache.
 import numpy as np
 from gymnasium import spaces
 
-from seer_env import NumbaModel, handler_api as api
+from seer_env import NumbaModel
+from seer_env import handler_api as api
 
-NONE, RAISE_IN_EVENT, EARLY_SCHEDULE, RAISE_IN_OBSERVE, BELOW_ZERO, BAD_TARGET, MIXED_FLOATS = range(7)
+NONE, RAISE_IN_EVENT, EARLY_SCHEDULE, RAISE_IN_OBSERVE, BELOW_ZERO, BAD_TARGET, MIXED_FLOATS = (
+    range(7)
+)
 PING = 0
 PAYLOAD = np.dtype([("hops", "<u8")])
 

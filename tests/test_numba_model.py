@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 
 numba = pytest.importorskip("numba")
 
-import seer_env  # noqa: E402
 from numba_faulty import (  # noqa: E402
     BAD_TARGET,
     BELOW_ZERO,
@@ -17,6 +16,8 @@ from numba_faulty import (  # noqa: E402
     RAISE_IN_OBSERVE,
     Faulty,
 )
+
+import seer_env  # noqa: E402
 from seer_env import SeerParallelEnv, _core  # noqa: E402
 from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
 from seer_env.testing import assert_modes_equivalent, record  # noqa: E402
@@ -56,8 +57,9 @@ def test_numba_pcs_is_the_cpp_pcs_byte_for_byte(config, seed, threads, executor)
     interpreted = SeerParallelEnv(NumbaPcs, {**config, "compiled": False}, num_threads=1)
     runs = [("interpreted", interpreted)]
     for n in threads:
-        env = SeerParallelEnv(NumbaPcs, config, executor="serial" if n == 1 else executor,
-                              num_threads=n)
+        env = SeerParallelEnv(
+            NumbaPcs, config, executor="serial" if n == 1 else executor, num_threads=n
+        )
         runs.append((f"compiled, {env.runtime.executor} x{n}", env))
     for name, env in runs:
         frames, _ = record(env, seed, steps=6, actions=actions)
@@ -68,14 +70,19 @@ def test_numba_pcs_is_the_cpp_pcs_byte_for_byte(config, seed, threads, executor)
 
 def test_kit_proves_the_two_modes_identical():
     assert_modes_equivalent(
-        NumbaPcs, {"width": 4, "height": 3, "phones_per_cell": 6}, seeds=(0, 5), steps=8,
+        NumbaPcs,
+        {"width": 4, "height": 3, "phones_per_cell": 6},
+        seeds=(0, 5),
+        steps=8,
         threads=(1, 2, 5),
     )
 
 
 def test_kit_reports_modes_that_differ():
     # A classic numba pitfall (float32 with a Python float): the kit names it.
-    with pytest.raises(AssertionError, match="compiled differs from interpreted.*at step 1.*rewards"):
+    with pytest.raises(
+        AssertionError, match="compiled differs from interpreted.*at step 1.*rewards"
+    ):
         assert_modes_equivalent(Faulty, {"fault": MIXED_FLOATS}, seeds=(0,), steps=2, threads=(1,))
 
 
@@ -138,7 +145,9 @@ def test_model_numba_cannot_compile_fails_at_construction():
         def on_event(ctx, state, snapshot, params, kind, payload):
             state["pings"] = len({"a": object()})  # Python objects: not nopython
 
-    with pytest.raises(seer_env.NumbaCompileError, match="Uncompilable.on_event cannot be compiled"):
+    with pytest.raises(
+        seer_env.NumbaCompileError, match="Uncompilable.on_event cannot be compiled"
+    ):
         SeerParallelEnv(Uncompilable, {}, num_threads=1)
 
 

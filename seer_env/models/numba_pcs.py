@@ -88,6 +88,7 @@ def count(state, counter):
 
 @kernel
 def free_channels(state, params):
+    """Channels not in use."""
     return params["channels"] - api.popcount(state["channel_mask"])
 
 
@@ -101,6 +102,7 @@ def take_channel(state, phone):
 
 @kernel
 def release_channel(state, phone, params):
+    """Frees the phone's channel (it must hold it)."""
     channel = np.int64(phone["channel"])
     if channel >= params["channels"]:
         raise ValueError("a phone releases a channel it does not hold")
@@ -140,6 +142,7 @@ def schedule_in_call(ctx, phone):
 
 @kernel
 def busy_fraction(busy, params):
+    """``busy`` channels as a fraction of all."""
     return np.float64(busy) / np.float64(params["channels"])
 
 
@@ -155,7 +158,14 @@ class NumbaPcs(NumbaModel):
     payload_dtype = PHONE
     params_dtype = PARAMS
     event_kinds = ("NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN")
-    info_keys = ("call_attempts", "blocks", "busy_lines", "handoffs_in", "dropped_handoffs", "events")
+    info_keys = (
+        "call_attempts",
+        "blocks",
+        "busy_lines",
+        "handoffs_in",
+        "dropped_handoffs",
+        "events",
+    )
     total_keys = ("call_attempts", "blocks", "busy_lines", "handoffs", "dropped_handoffs", "events")
     agent_prefix = "cell"
     name = "numba_pcs"
@@ -218,6 +228,7 @@ class NumbaPcs(NumbaModel):
     # -- handlers ---------------------------------------------------------------------------
     @staticmethod
     def on_init(ctx, state, snapshot, params):
+        """Each phone of the cell: first call and move times, then its first event."""
         phone = np.zeros(1, PHONE)[0]
         me = np.int64(api.self_id(ctx))
         for i in range(params["phones_per_cell"]):
@@ -230,16 +241,19 @@ class NumbaPcs(NumbaModel):
 
     @staticmethod
     def on_step_begin(ctx, state, snapshot, params):
+        """Clears this step's counters."""
         state["step"][:] = 0
 
     @staticmethod
     def on_action(ctx, state, snapshot, params, action):
+        """The guard channels for this step."""
         if action < 0 or action > params["channels"]:
             raise ValueError("guard channels out of range")
         state["guard"] = action
 
     @staticmethod
     def on_event(ctx, state, snapshot, params, kind, phone):
+        """One phone event (pcs.hpp: NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN)."""
         now = api.now(ctx)
         count(state, EVENTS)
         if kind == NEXT_CALL:
@@ -283,11 +297,13 @@ class NumbaPcs(NumbaModel):
     # -- boundary ---------------------------------------------------------------------------
     @staticmethod
     def publish(state, public, params):
+        """Busy channels, for the neighbours' observations."""
         public["busy"] = api.popcount(state["channel_mask"])
         public["pad"] = 0
 
     @staticmethod
     def observe(agent, state, snapshot, params, out):
+        """Own busy and guard fractions, four scaled counters, neighbours' busy fractions."""
         scale = params["count_scale"]
         out[0] = busy_fraction(api.popcount(state["channel_mask"]), params)
         out[1] = np.float64(state["guard"]) / np.float64(params["channels"])
@@ -300,6 +316,7 @@ class NumbaPcs(NumbaModel):
 
     @staticmethod
     def reward(agent, state, snapshot, params):
+        """Minus blocked calls and weighted dropped handoffs of the step."""
         return 0.0 - (
             np.float64(state["step"][BLOCKS])
             + params["handoff_weight"] * np.float64(state["step"][DROPPED_HANDOFFS])
@@ -307,17 +324,20 @@ class NumbaPcs(NumbaModel):
 
     @staticmethod
     def info(agent, state, snapshot, params, out):
+        """This step's counters."""
         for k in range(6):
             out[k] = np.int64(state["step"][k])
 
     @staticmethod
     def global_state(states, snapshot, params, out):
+        """Busy and guard fractions of every cell, interleaved."""
         for e in range(states.shape[0]):
             out[2 * e] = busy_fraction(api.popcount(states[e]["channel_mask"]), params)
             out[2 * e + 1] = np.float64(states[e]["guard"]) / np.float64(params["channels"])
 
     @staticmethod
     def totals(states, params, out):
+        """Counters since reset, summed in cell order."""
         out[:] = 0
         for e in range(states.shape[0]):
             for k in range(6):
