@@ -402,9 +402,13 @@ def _compile(cls: type, discrete: bool) -> _Compiled:
         entries[hook] = entry
     body = "".join(_entry_source(h, e) for h, e in entries.items())
     digest = hashlib.sha256()
+    # Everything the compiled code depends on: edits to any of these files
+    # must not load stale code (numba itself tracks only a function's own file).
+    sources = {_source_bytes(c) for c in cls.__mro__ if c is not object}
+    sources |= {_source_bytes(getattr(fn, "py_func", fn)) for fn in hooks.values()}
     for part in (
         body.encode(),
-        _source_bytes(cls),
+        *sorted(sources),
         _source_bytes(_numba_abi),
         _source_bytes(sys.modules[__name__]),
         numba.__version__.encode(),
@@ -418,10 +422,16 @@ def _compile(cls: type, discrete: bool) -> _Compiled:
     path = cache_dir() / f"{safe}_{digest.hexdigest()[:16]}.py"
     cached = cacheable and path.exists()
     if cacheable and not cached:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)  # atomic: concurrent processes write the same text
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)  # atomic: concurrent processes write the same text
+        except OSError as error:
+            print(
+                f"seer_env: cannot cache compiled code in {path.parent}: {error}", file=sys.stderr
+            )
+            cacheable = False
     # A real module: numba finds a function's globals by its module's name
     # when it loads the function from its cache.
     module = types.ModuleType(f"seer_env_numba_entry_{safe}_{digest.hexdigest()[:16]}")
@@ -435,9 +445,8 @@ def _compile(cls: type, discrete: bool) -> _Compiled:
         _PARAMS=records["params"],
     )
     for hook, fn in hooks.items():
-        fn = inspect.unwrap(fn) if not isinstance(fn, numba.core.dispatcher.Dispatcher) else fn
-        jitted = fn if hasattr(fn, "py_func") else numba.njit(cache=cacheable)(fn)
-        namespace[f"_k_{hook}"] = jitted
+        is_jitted = isinstance(fn, numba.core.dispatcher.Dispatcher)
+        namespace[f"_k_{hook}"] = fn if is_jitted else numba.njit(cache=cacheable)(fn)
     exec(compile(text, str(path) if cacheable else f"<{qualname} entry points>", "exec"), namespace)
 
     if not cached:

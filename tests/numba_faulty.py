@@ -10,9 +10,9 @@ from gymnasium import spaces
 from seer_env import NumbaModel
 from seer_env import handler_api as api
 
-NONE, RAISE_IN_EVENT, EARLY_SCHEDULE, RAISE_IN_OBSERVE, BELOW_ZERO, BAD_TARGET, MIXED_FLOATS = (
-    range(7)
-)
+# params["fault"]: which failure to inject.
+NONE, RAISE_IN_EVENT, EARLY_SCHEDULE, RAISE_IN_OBSERVE = range(4)
+BELOW_ZERO, BAD_TARGET, MIXED_FLOATS, WRITE_SNAPSHOT = range(4, 8)
 PING = 0
 PAYLOAD = np.dtype([("hops", "<u8")])
 
@@ -54,6 +54,8 @@ class Faulty(NumbaModel):
             api.schedule(ctx, api.self_id(ctx), api.now(ctx) + 0.25, PING, payload)
         if fault == BELOW_ZERO:
             api.below(ctx, 0)
+        if fault == WRITE_SNAPSHOT:
+            snapshot[0]["pings"] = 99  # compiled code can; check=True catches it
         if fault == BAD_TARGET:
             api.schedule(ctx, api.num_entities(ctx) + 5, api.now(ctx) + 1.0, PING, payload)
 

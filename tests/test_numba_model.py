@@ -14,13 +14,14 @@ from numba_faulty import (  # noqa: E402
     MIXED_FLOATS,
     RAISE_IN_EVENT,
     RAISE_IN_OBSERVE,
+    WRITE_SNAPSHOT,
     Faulty,
 )
 
 import seer_env  # noqa: E402
 from seer_env import SeerParallelEnv, _core  # noqa: E402
 from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
-from seer_env.testing import assert_modes_equivalent, record  # noqa: E402
+from seer_env.testing import assert_modes_equivalent, check_contract, record  # noqa: E402
 from seer_env.testing.trajectory import compare_frames  # noqa: E402
 
 PCS_CONFIGS = st.fixed_dictionaries(
@@ -78,6 +79,12 @@ def test_kit_proves_the_two_modes_identical():
     )
 
 
+def test_contract_checks_pass_on_the_compiled_model():
+    config = {"width": 3, "height": 3, "phones_per_cell": 5}
+    report = check_contract(lambda **kw: SeerParallelEnv(NumbaPcs, config, **kw), steps=6)
+    assert report.ok, report
+
+
 def test_kit_reports_modes_that_differ():
     # A classic numba pitfall (float32 with a Python float): the kit names it.
     with pytest.raises(
@@ -125,6 +132,13 @@ def test_other_failures_of_compiled_handlers(fault, error, match):
     env = SeerParallelEnv(Faulty, {"fault": fault}, num_threads=2, executor="parallel")
     with pytest.raises(error, match=match):
         env.reset(seed=0)
+        env.step({a: 1 for a in env.agents})
+
+
+def test_checked_mode_catches_a_compiled_write_to_the_snapshot():
+    env = SeerParallelEnv(Faulty, {"fault": WRITE_SNAPSHOT}, num_threads=1, check=True)
+    env.reset(seed=0)
+    with pytest.raises(seer_env.ContractViolation, match="snapshot changed during the step"):
         env.step({a: 1 for a in env.agents})
 
 
