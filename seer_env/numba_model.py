@@ -32,7 +32,7 @@ without padding, like a ``PythonModel``'s; the handlers are static functions
             self.lookahead, self.dt = delay, 1.0
             self.observation_space = spaces.Box(0, np.inf, (1,), np.float32)
             self.action_space = spaces.Discrete(2)
-            self.params = self.make_params(delay=delay)
+            self.params_record = self.make_params(delay=delay)
 
         @staticmethod
         def on_action(ctx, state, snapshot, params, action):
@@ -40,7 +40,7 @@ without padding, like a ``PythonModel``'s; the handlers are static functions
 
 Handlers (entity-local; ``state`` is the entity's own writable record,
 ``snapshot`` the read-only array of public records, ``params`` the read-only
-parameter record; ``on_action``, ``on_event``, ``publish``, ``observe`` and
+parameter record; ``on_action``, ``on_event``, ``write_snapshot``, ``observe`` and
 ``reward`` are required, the rest optional):
 
 =====================================================  =============================
@@ -49,7 +49,7 @@ parameter record; ``on_action``, ``on_event``, ``publish``, ``observe`` and
 ``on_step_begin(ctx, state, snapshot, params)``        every entity, step start
 ``on_action(ctx, state, snapshot, params, action)``    int (Discrete) or float32[dim]
 ``on_event(ctx, state, snapshot, params, kind, payload)``  payload: a writable copy
-``publish(state, public, params)``                     the entity's snapshot record
+``write_snapshot(state, public, params)``              the entity's snapshot record
 ``observe(agent, state, snapshot, params, out)``       fills float32[obs_dim]
 ``reward(agent, state, snapshot, params)``             returns a float
 ``terminated``/``truncated(agent, state, snapshot, params)``  return a bool
@@ -88,11 +88,11 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from seer_env.python_model import PythonModel, _packed_dtype
+from seer_env.python_model import PythonModel, _dtype_record, _packed_dtype, declared_config
 
 __all__ = ["NumbaCompileError", "NumbaModel", "compile_report", "kernel"]
 
-_REQUIRED = ("on_action", "on_event", "publish", "observe", "reward")
+_REQUIRED = ("on_action", "on_event", "write_snapshot", "observe", "reward")
 _OPTIONAL = (
     "reset",
     "on_init",
@@ -174,7 +174,7 @@ _ENTRY = {
         "_k(ctx, carray(state, 1, _STATE)[0], _SNAPSHOT, "
         "carray(params, 1, _PARAMS)[0], kind, carray(payload, 1, _PAYLOAD)[0])",
     ),
-    "publish": (
+    "write_snapshot": (
         "(voidptr, voidptr, voidptr)",
         "state, public, params",
         "_k(carray(state, 1, _STATE)[0], carray(public, 1, _PUBLIC)[0], "
@@ -272,14 +272,17 @@ class NumbaModel:
 
     Class attributes (the records, numpy structured dtypes without padding):
         state_dtype: per-entity state (zeroed at every reset).
-        public_dtype: the snapshot record ``publish`` fills.
+        public_dtype: the snapshot record ``write_snapshot`` fills.
         payload_dtype: event payload record (<= 64 bytes); default 64 raw bytes.
-        params_dtype: the parameter record handlers read (``self.params``).
+        params_dtype: the parameter record handlers read (``self.params_record``).
         event_kinds, info_keys, total_keys, agent_prefix, name: as ``PythonModel``.
+        params, space_docs: the declaration, as ``PythonModel``'s: the declared
+            parameters (the keyword arguments of ``__init__`` but ``compiled``)
+            are validated and defaulted by ``from_config``, as for every model.
 
     Instance attributes, set in ``__init__``: ``num_entities``, ``num_agents``,
     ``lookahead``, ``dt``, ``observation_space``, ``action_space``,
-    ``state_space`` (as ``PythonModel``) and ``params`` (``make_params``).
+    ``state_space`` (as ``PythonModel``) and ``params_record`` (``make_params``).
 
     Args:
         compiled: run the handlers compiled by numba (any executor and thread
@@ -295,6 +298,8 @@ class NumbaModel:
     total_keys: ClassVar[tuple] = ()
     agent_prefix: ClassVar[str] = "agent"
     name: ClassVar[str] = ""
+    params: ClassVar[tuple] = ()
+    space_docs: ClassVar[dict] = {}
 
     reset = on_init = on_step_begin = None
     terminated = truncated = info = global_state = totals = None
@@ -310,7 +315,29 @@ class NumbaModel:
         self.observation_space: spaces.Box | None = None
         self.action_space: spaces.Space | None = None
         self.state_space: spaces.Box | None = None
-        self.params = None
+        self.params_record = None
+
+    @classmethod
+    def workload_spec(cls) -> dict[str, Any]:
+        """The model's declaration, with the structure of ``_core.workload_spec``."""
+        spec = _interpreted_class(cls).workload_spec()
+        records = cls._records()
+        spec["records"]["public"] = _dtype_record(records["public"])
+        spec["records"]["params"] = _dtype_record(records["params"])
+        return spec
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> NumbaModel:
+        """Build the model from a config (checked against ``params`` when declared).
+
+        ``compiled`` is not a parameter of the model but of how it runs: it
+        passes through unchecked (default True).
+        """
+        config = dict(config)
+        compiled = config.pop("compiled", True)
+        if cls.params:
+            config = declared_config(cls.workload_spec(), config)
+        return cls(**config, compiled=compiled)
 
     def make_params(self, **values) -> np.void:
         """A ``params_dtype`` record with these field values (others zero)."""
@@ -337,12 +364,14 @@ class NumbaModel:
 
     def _params_bytes(self) -> bytes:
         dtype = self._records()["params"]
-        if self.params is None:
+        if self.params_record is None:
             return np.zeros(1, dtype).tobytes()
-        params = np.asarray(self.params)
-        if params.dtype != dtype or params.size != 1:
-            raise ValueError(f"params must be one {dtype} record (make_params), got {params!r}")
-        return params.tobytes()
+        record = np.asarray(self.params_record)
+        if record.dtype != dtype or record.size != 1:
+            raise ValueError(
+                f"params_record must be one {dtype} record (make_params), got {record!r}"
+            )
+        return record.tobytes()
 
     @classmethod
     def _hooks(cls) -> dict[str, Any]:
@@ -496,6 +525,9 @@ def _interpreted_class(cls: type) -> type:
             "total_keys": tuple(cls.total_keys),
             "agent_prefix": cls.agent_prefix,
             "name": cls.name or cls.__name__,
+            "params": tuple(cls.params),
+            "space_docs": dict(cls.space_docs),
+            "__doc__": cls.__doc__,
         }
         _INTERPRETED[cls] = type(f"{cls.__name__}Interpreted", (_InterpretedModel,), attrs)
     return _INTERPRETED[cls]
@@ -526,9 +558,9 @@ class _InterpretedModel(PythonModel):
         layout["public_fields"] = []
         return layout
 
-    def _publish_hook(self):
-        publish, params = self._hooks["publish"], self._params
-        return lambda state, public: publish(state, public, params)
+    def _write_snapshot_hook(self):
+        write_snapshot, params = self._hooks["write_snapshot"], self._params
+        return lambda state, public: write_snapshot(state, public, params)
 
     def _context(self, ctx, source=None):
         from seer_env.handler_api import InterpretedContext

@@ -32,7 +32,7 @@ class Faulty(NumbaModel):
         self.lookahead, self.dt = 0.5, 1.0
         self.observation_space = spaces.Box(0, np.inf, (1,), np.float32)
         self.action_space = spaces.Discrete(2)
-        self.params = self.make_params(fault=fault)
+        self.params_record = self.make_params(fault=fault)
 
     @staticmethod
     def on_action(ctx, state, snapshot, params, action):
@@ -60,7 +60,7 @@ class Faulty(NumbaModel):
             api.schedule(ctx, api.num_entities(ctx) + 5, api.now(ctx) + 1.0, PING, payload)
 
     @staticmethod
-    def publish(state, public, params):
+    def write_snapshot(state, public, params):
         public["pings"] = state["pings"]
 
     @staticmethod

@@ -21,7 +21,12 @@ from numba_faulty import (  # noqa: E402
 import seer_env  # noqa: E402
 from seer_env import SeerParallelEnv, _core  # noqa: E402
 from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
-from seer_env.testing import assert_modes_equivalent, check_contract, record  # noqa: E402
+from seer_env.testing import (  # noqa: E402
+    assert_declarations_match,
+    assert_modes_equivalent,
+    check_contract,
+    record,
+)
 from seer_env.testing.trajectory import compare_frames  # noqa: E402
 
 PCS_CONFIGS = st.fixed_dictionaries(
@@ -175,14 +180,25 @@ def test_compiled_once_per_class():
     assert seer_env.numba_model.compile_report()[key] == before
 
 
+def test_numba_pcs_declares_what_the_cpp_pcs_declares():
+    assert_declarations_match(NumbaPcs, "pcs")
+    spec = NumbaPcs.workload_spec()
+    assert np.dtype(spec["records"]["state"]) == np.dtype(_core.workload_spec("pcs")["records"]["state"])
+    assert set(spec["records"]) >= {"state", "public", "payload", "params"}
+
+
 def test_params_and_records_are_validated():
-    with pytest.raises(ValueError, match="width must be an integer in \\[1, 4096\\], got 0"):
+    with pytest.raises(ValueError, match="width must be in \\[1, 4096\\], got 0"):
         NumbaPcs(width=0)
-    with pytest.raises(ValueError, match="handoff_delay must be a number in \\(0, 1e12\\]"):
-        NumbaPcs(handoff_delay=-1.0)
+    with pytest.raises(ValueError, match="handoff_delay .*-1"):
+        SeerParallelEnv(NumbaPcs, {"handoff_delay": -1.0})
+    with pytest.raises(ValueError, match="unknown config key 'nope'"):
+        SeerParallelEnv(NumbaPcs, {"nope": 1})
+    with pytest.raises(ValueError, match="call_interval must be <= 1e\\+?12"):
+        NumbaPcs(call_interval=2e12)
     model = Faulty()
     with pytest.raises(ValueError, match="not a field of params_dtype"):
         model.make_params(nope=1)
-    model.params = np.zeros(1, np.dtype([("other", "<f8")]))[0]
-    with pytest.raises(ValueError, match="params must be one"):
+    model.params_record = np.zeros(1, np.dtype([("other", "<f8")]))[0]
+    with pytest.raises(ValueError, match="params_record must be one"):
         model._compiled_layout()

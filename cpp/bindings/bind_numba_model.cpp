@@ -51,7 +51,7 @@ std::unique_ptr<Model> make_compiled_model(const py::object& impl) {
   handlers.on_step_begin = handler<seer_init_fn>(h, "on_step_begin");
   handlers.on_action = handler<seer_action_fn>(h, "on_action");
   handlers.on_event = handler<seer_event_fn>(h, "on_event");
-  handlers.publish = handler<seer_publish_fn>(h, "publish");
+  handlers.write_snapshot = handler<seer_write_snapshot_fn>(h, "write_snapshot");
   handlers.observe = handler<seer_agent_fn>(h, "observe");
   handlers.reward = handler<seer_agent_fn>(h, "reward");
   handlers.terminated = handler<seer_agent_fn>(h, "terminated");

@@ -91,7 +91,7 @@ PythonModel::PythonModel(py::object impl) : impl_(std::move(impl)) {
         {t[0].cast<std::size_t>(), t[1].cast<std::size_t>(), t[2].cast<std::size_t>()});
   }
   payload_dtype_ = layout["payload_dtype"];
-  publish_ = layout["publish"];
+  write_snapshot_ = layout["write_snapshot"];
 
   auto owner = std::make_unique<PyHandlerContext>();
   owner->model = this;
@@ -122,7 +122,7 @@ PythonModel::~PythonModel() {
   ctx_->ctx = nullptr;
   for (py::object* o : {&impl_, &rng_obj_, &ctx_obj_, &states_ro_, &snapshot_ro_, &payload_dtype_,
                         &on_init_, &on_step_begin_, &on_action_, &on_event_, &after_snapshot_,
-                        &publish_, &observe_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
+                        &write_snapshot_, &observe_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
                         &totals_, &reset_}) {
     *o = py::object();
   }
@@ -205,10 +205,11 @@ void PythonModel::on_event(Context& ctx, const Event& event) {
   run_handler(ctx, on_event_, py::cast(PyHandlerEvent{event, this}));
 }
 
-void PythonModel::publish(EntityId e) {
-  if (!publish_.is_none()) {  // a computed public record (serial executor: no race)
+void PythonModel::write_snapshot(EntityId e) {
+  if (!write_snapshot_.is_none()) {  // a computed public record (serial executor: no race)
     py::gil_scoped_acquire gil;
-    call_boundary("publish", e, publish_, readonly_record(e), snapshot_.attr("__getitem__")(e));
+    call_boundary("write_snapshot", e, write_snapshot_, readonly_record(e),
+                  snapshot_.attr("__getitem__")(e));
     return;
   }
   const unsigned char* from = states_data_ + e * state_size_;

@@ -118,7 +118,7 @@ CompiledModel::CompiledModel(ModelSpec spec, std::size_t state_size, std::size_t
       keepalive_(std::move(keepalive)) {
   require(handlers_.on_action != nullptr, "on_action");
   require(handlers_.on_event != nullptr, "on_event");
-  require(handlers_.publish != nullptr, "publish");
+  require(handlers_.write_snapshot != nullptr, "write_snapshot");
   require(spec_.num_agents == 0 || handlers_.observe != nullptr, "observe");
   require(spec_.num_agents == 0 || handlers_.reward != nullptr, "reward");
   require(spec_.info_keys.empty() || handlers_.info != nullptr, "info");
@@ -179,10 +179,10 @@ void CompiledModel::on_event(Context& ctx, const Event& event) {
   });
 }
 
-void CompiledModel::publish(EntityId e) {
+void CompiledModel::write_snapshot(EntityId e) {
   const std::int32_t status =
-      handlers_.publish(states_data() + e * state_size_, public_state(e), params());
-  check_boundary(status, "publish", e);
+      handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
+  check_boundary(status, "write_snapshot", e);
 }
 
 void CompiledModel::check_boundary(std::int32_t status, const char* what, EntityId agent) const {

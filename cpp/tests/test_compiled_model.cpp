@@ -84,7 +84,7 @@ std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* param
   return SEER_OK;
 }
 
-std::int32_t publish(const void* state, void* pub, const void*) {
+std::int32_t write_snapshot(const void* state, void* pub, const void*) {
   static_cast<Public*>(pub)->received = static_cast<const State*>(state)->received;
   return SEER_OK;
 }
@@ -122,7 +122,7 @@ std::unique_ptr<seer::Model> make_model(std::int64_t mode) {
   handlers.on_init = on_init;
   handlers.on_action = on_action;
   handlers.on_event = on_event;
-  handlers.publish = publish;
+  handlers.write_snapshot = write_snapshot;
   handlers.observe = observe;
   handlers.reward = reward;
   std::vector<unsigned char> params(sizeof(mode));

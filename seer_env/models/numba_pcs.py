@@ -20,20 +20,31 @@ from gymnasium import spaces
 
 from seer_env import handler_api as api
 from seer_env.numba_model import NumbaModel, kernel
+from seer_env.python_model import declared_config
 
 NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = 0, 1, 2, 3
 NO_CHANNEL = 0xFFFFFFFF
-# Counter indices in the step/total arrays (PcsCounters' field order).
-CALL_ATTEMPTS, BLOCKS, BUSY_LINES, HANDOFFS_IN, DROPPED_HANDOFFS, EVENTS = range(6)
 OBS_DIM = 10
+ONE = np.uint64(1)
 
+# The records of pcs.hpp (PcsCounters, PcsState, PcsPublic, PcsPhone), field for field.
+COUNTERS = np.dtype(
+    [
+        ("call_attempts", "<u8"),  # NEXT_CALL events plus busy lines
+        ("blocks", "<u8"),  # new calls refused
+        ("busy_lines", "<u8"),  # attempts inside the phone's own call
+        ("handoffs_in", "<u8"),  # HANDOFF_IN arrivals
+        ("dropped_handoffs", "<u8"),  # arrivals with no free channel
+        ("events", "<u8"),  # events handled
+    ]
+)
 STATE = np.dtype(
     [
         ("channel_mask", "<u8"),  # bit c set: channel c is in use
         ("guard", "<u4"),  # guard channels in effect this step
         ("pad", "<u4"),
-        ("step", "<u8", (6,)),  # counters of this step
-        ("total", "<u8", (6,)),  # counters since reset
+        ("step", COUNTERS),  # cleared at each step start
+        ("total", COUNTERS),  # since reset
     ]
 )
 PUBLIC = np.dtype([("busy", "<u4"), ("pad", "<u4")])
@@ -77,13 +88,6 @@ def neighbour(cell, direction, params):
     else:
         y = (y + 1) % height
     return y * width + x
-
-
-@kernel
-def count(state, counter):
-    """One occurrence, this step and in the total."""
-    state["step"][counter] += np.uint64(1)
-    state["total"][counter] += np.uint64(1)
 
 
 @kernel
@@ -141,9 +145,30 @@ def schedule_in_call(ctx, phone):
 
 
 @kernel
+def write_counters(counters, out):
+    """The six counters as int64, in ``info_keys`` order."""
+    out[0] = np.int64(counters["call_attempts"])
+    out[1] = np.int64(counters["blocks"])
+    out[2] = np.int64(counters["busy_lines"])
+    out[3] = np.int64(counters["handoffs_in"])
+    out[4] = np.int64(counters["dropped_handoffs"])
+    out[5] = np.int64(counters["events"])
+
+
+@kernel
 def busy_fraction(busy, params):
     """``busy`` channels as a fraction of all."""
     return np.float64(busy) / np.float64(params["channels"])
+
+
+def _int(name, default, low, high, doc):
+    return {"name": name, "type": "int", "default": default, "low": low, "high": high, "doc": doc}
+
+
+def _real(name, default, doc, low_open=True):
+    # positive_param (low open) or real_param, both capped at 1e12 by the reader.
+    row = {"name": name, "type": "real", "default": default, "low": 0.0, "high": 1e12}
+    return {**row, "low_open": low_open, "high_is_cap": True, "doc": doc}
 
 
 class NumbaPcs(NumbaModel):
@@ -170,6 +195,26 @@ class NumbaPcs(NumbaModel):
     agent_prefix = "cell"
     name = "numba_pcs"
 
+    # The declaration of cpp/models/pcs/workload.cpp, row for row
+    # (tests: assert_declarations_match(NumbaPcs, "pcs")).
+    params = (
+        _int("width", 32, 1, 4096, "cells along x (a torus)"),
+        _int("height", 32, 1, 4096, "cells along y (a torus)"),
+        _int("channels", 10, 1, 64, "channels per cell"),
+        _int("phones_per_cell", 16, 1, 1 << 16, "phones per cell at reset"),
+        _real("call_interval", 360.0, "mean minutes between a phone's call attempts"),
+        _real("call_duration", 180.0, "mean minutes of a call"),
+        _real("move_interval", 4500.0, "mean minutes between a phone's moves"),
+        _real("handoff_delay", 1.0, "minutes a phone takes to arrive in another cell"),
+        _real("step_minutes", 60.0, "simulated minutes per step"),
+        _real("handoff_weight", 5.0, "cost of a dropped handoff", low_open=False),
+    )
+    space_docs = {
+        "observation": {"shape": "(10,)", "dtype": "float32", "bounds": "[0, 1] and [0, inf)"},
+        "action": {"shape": "Discrete(channels + 1)", "dtype": "int64", "bounds": "guards"},
+        "state": {"shape": "(2 * width * height,)", "dtype": "float32", "bounds": "[0, 1]"},
+    }
+
     def __init__(
         self,
         width: int = 32,
@@ -185,44 +230,45 @@ class NumbaPcs(NumbaModel):
         compiled: bool = True,
     ) -> None:
         super().__init__(compiled=compiled)
-        width = _integer("width", width, 1, 4096)
-        height = _integer("height", height, 1, 4096)
-        channels = _integer("channels", channels, 1, 64)
-        phones_per_cell = _integer("phones_per_cell", phones_per_cell, 1, 1 << 16)
-        reals = {
-            "call_interval": call_interval,
-            "call_duration": call_duration,
-            "move_interval": move_interval,
-            "handoff_delay": handoff_delay,
-            "step_minutes": step_minutes,
-        }
-        for key, value in reals.items():
-            reals[key] = _real(key, value, positive=True)
-        handoff_weight = _real("handoff_weight", handoff_weight, positive=False)
-        if width * height * phones_per_cell > 1e8:
+        c = declared_config(
+            self.workload_spec(),
+            {
+                "width": width,
+                "height": height,
+                "channels": channels,
+                "phones_per_cell": phones_per_cell,
+                "call_interval": call_interval,
+                "call_duration": call_duration,
+                "move_interval": move_interval,
+                "handoff_delay": handoff_delay,
+                "step_minutes": step_minutes,
+                "handoff_weight": handoff_weight,
+            },
+        )
+        # What the C++ reader checks beyond the table: its caps, and the total.
+        for p in self.params:
+            if p["high_is_cap"] and c[p["name"]] > p["high"]:
+                raise ValueError(f"{p['name']} must be <= {p['high']!r}, got {c[p['name']]!r}")
+        cells = c["width"] * c["height"]
+        if cells * c["phones_per_cell"] > 1e8:
             raise ValueError(
                 "phones_per_cell * width * height must be <= 1e8 (pending events), got "
-                f"{width * height * phones_per_cell}"
+                f"{cells * c['phones_per_cell']}"
             )
-        self.num_entities = self.num_agents = width * height
-        self.lookahead = reals["handoff_delay"]
-        self.dt = reals["step_minutes"]
+        self.num_entities = self.num_agents = cells
+        self.lookahead = c["handoff_delay"]
+        self.dt = c["step_minutes"]
         inf = np.float32(np.inf)
         high = np.array([1, 1, inf, inf, inf, inf, 1, 1, 1, 1], dtype=np.float32)
         self.observation_space = spaces.Box(np.zeros(OBS_DIM, np.float32), high, dtype=np.float32)
-        self.action_space = spaces.Discrete(channels + 1)
-        self.state_space = spaces.Box(0.0, 1.0, (2 * self.num_entities,), dtype=np.float32)
-        self.params = self.make_params(
-            width=width,
-            height=height,
-            channels=channels,
-            phones_per_cell=phones_per_cell,
-            call_interval=reals["call_interval"],
-            call_duration=reals["call_duration"],
-            move_interval=reals["move_interval"],
-            handoff_delay=reals["handoff_delay"],
-            handoff_weight=handoff_weight,
-            count_scale=reals["call_interval"] / (float(phones_per_cell) * reals["step_minutes"]),
+        self.action_space = spaces.Discrete(c["channels"] + 1)
+        self.state_space = spaces.Box(0.0, 1.0, (2 * cells,), dtype=np.float32)
+        self.params_record = self.make_params(
+            **{k: c[k] for k in ("width", "height", "channels", "phones_per_cell")},
+            **{k: c[k] for k in ("call_interval", "call_duration", "move_interval")},
+            handoff_delay=c["handoff_delay"],
+            handoff_weight=c["handoff_weight"],
+            count_scale=c["call_interval"] / (float(c["phones_per_cell"]) * c["step_minutes"]),
         )
 
     # -- handlers ---------------------------------------------------------------------------
@@ -242,7 +288,13 @@ class NumbaPcs(NumbaModel):
     @staticmethod
     def on_step_begin(ctx, state, snapshot, params):
         """Clears this step's counters."""
-        state["step"][:] = 0
+        step = state["step"]
+        step["call_attempts"] = 0
+        step["blocks"] = 0
+        step["busy_lines"] = 0
+        step["handoffs_in"] = 0
+        step["dropped_handoffs"] = 0
+        step["events"] = 0
 
     @staticmethod
     def on_action(ctx, state, snapshot, params, action):
@@ -255,11 +307,15 @@ class NumbaPcs(NumbaModel):
     def on_event(ctx, state, snapshot, params, kind, phone):
         """One phone event (pcs.hpp: NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN)."""
         now = api.now(ctx)
-        count(state, EVENTS)
+        step, total = state["step"], state["total"]  # counted in both
+        step["events"] += ONE
+        total["events"] += ONE
         if kind == NEXT_CALL:
-            count(state, CALL_ATTEMPTS)
+            step["call_attempts"] += ONE
+            total["call_attempts"] += ONE
             if free_channels(state, params) <= state["guard"]:
-                count(state, BLOCKS)
+                step["blocks"] += ONE
+                total["blocks"] += ONE
                 phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
                 schedule_idle(ctx, phone, params)
                 return
@@ -267,8 +323,10 @@ class NumbaPcs(NumbaModel):
             phone["call_end"] = now + api.exponential(ctx, params["call_duration"])
             phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
             while phone["next_call"] < phone["call_end"]:
-                count(state, BUSY_LINES)
-                count(state, CALL_ATTEMPTS)
+                step["busy_lines"] += ONE
+                total["busy_lines"] += ONE
+                step["call_attempts"] += ONE
+                total["call_attempts"] += ONE
                 phone["next_call"] += api.exponential(ctx, params["call_interval"])
             schedule_in_call(ctx, phone)
         elif kind == CALL_END:
@@ -280,10 +338,12 @@ class NumbaPcs(NumbaModel):
             target = neighbour(api.self_id(ctx), api.below(ctx, 4), params)
             api.schedule(ctx, target, now + params["handoff_delay"], HANDOFF_IN, phone)
         elif kind == HANDOFF_IN:
-            count(state, HANDOFFS_IN)
+            step["handoffs_in"] += ONE
+            total["handoffs_in"] += ONE
             phone["next_move"] = now + api.exponential(ctx, params["move_interval"])
             if free_channels(state, params) == 0:
-                count(state, DROPPED_HANDOFFS)
+                step["dropped_handoffs"] += ONE
+                total["dropped_handoffs"] += ONE
                 phone["call_end"] = math.inf
                 schedule_idle(ctx, phone, params)
                 return
@@ -296,7 +356,7 @@ class NumbaPcs(NumbaModel):
 
     # -- boundary ---------------------------------------------------------------------------
     @staticmethod
-    def publish(state, public, params):
+    def write_snapshot(state, public, params):
         """Busy channels, for the neighbours' observations."""
         public["busy"] = api.popcount(state["channel_mask"])
         public["pad"] = 0
@@ -304,29 +364,29 @@ class NumbaPcs(NumbaModel):
     @staticmethod
     def observe(agent, state, snapshot, params, out):
         """Own busy and guard fractions, four scaled counters, neighbours' busy fractions."""
-        scale = params["count_scale"]
+        scale, step = params["count_scale"], state["step"]
         out[0] = busy_fraction(api.popcount(state["channel_mask"]), params)
         out[1] = np.float64(state["guard"]) / np.float64(params["channels"])
-        out[2] = np.float64(state["step"][CALL_ATTEMPTS]) * scale
-        out[3] = np.float64(state["step"][BLOCKS]) * scale
-        out[4] = np.float64(state["step"][HANDOFFS_IN]) * scale
-        out[5] = np.float64(state["step"][DROPPED_HANDOFFS]) * scale
+        out[2] = np.float64(step["call_attempts"]) * scale
+        out[3] = np.float64(step["blocks"]) * scale
+        out[4] = np.float64(step["handoffs_in"]) * scale
+        out[5] = np.float64(step["dropped_handoffs"]) * scale
         for d in range(4):
             out[6 + d] = busy_fraction(snapshot[neighbour(agent, d, params)]["busy"], params)
 
     @staticmethod
     def reward(agent, state, snapshot, params):
         """Minus blocked calls and weighted dropped handoffs of the step."""
+        step = state["step"]
         return 0.0 - (
-            np.float64(state["step"][BLOCKS])
-            + params["handoff_weight"] * np.float64(state["step"][DROPPED_HANDOFFS])
+            np.float64(step["blocks"])
+            + params["handoff_weight"] * np.float64(step["dropped_handoffs"])
         )
 
     @staticmethod
     def info(agent, state, snapshot, params, out):
         """This step's counters."""
-        for k in range(6):
-            out[k] = np.int64(state["step"][k])
+        write_counters(state["step"], out)
 
     @staticmethod
     def global_state(states, snapshot, params, out):
@@ -339,20 +399,7 @@ class NumbaPcs(NumbaModel):
     def totals(states, params, out):
         """Counters since reset, summed in cell order."""
         out[:] = 0
+        cell = np.zeros(6, np.int64)
         for e in range(states.shape[0]):
-            for k in range(6):
-                out[k] += np.int64(states[e]["total"][k])
-
-
-def _integer(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    return int(value)
-
-
-def _real(name: str, value, *, positive: bool) -> float:
-    value = float(value)
-    if not math.isfinite(value) or value > 1e12 or (value <= 0 if positive else value < 0):
-        bound = "(0, 1e12]" if positive else "[0, 1e12]"
-        raise ValueError(f"{name} must be a number in {bound}, got {value!r}")
-    return value
+            write_counters(states[e]["total"], cell)
+            out += cell

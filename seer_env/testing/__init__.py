@@ -6,6 +6,8 @@
   model (a ``PythonModel`` prototype and its C++ port) return the same bytes.
 - ``assert_modes_equivalent(model)``: a ``NumbaModel`` returns the same bytes
   interpreted and compiled, at every executor and thread count.
+- ``assert_declarations_match(model_a, model_b)``: the two declare the same
+  parameters (names, types, defaults, bounds), keys and state record.
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
@@ -17,6 +19,7 @@ seed and replayed identically to every env compared.
 """
 
 from seer_env.testing.contract import ContractReport, Violation, check_contract
+from seer_env.testing.declaration import assert_declarations_match
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.numba_modes import assert_modes_equivalent
 from seer_env.testing.trajectory import first_difference, random_policy, record
@@ -24,6 +27,7 @@ from seer_env.testing.trajectory import first_difference, random_policy, record
 __all__ = [
     "ContractReport",
     "Violation",
+    "assert_declarations_match",
     "assert_models_equivalent",
     "assert_modes_equivalent",
     "assert_serial_equivalent",

@@ -34,7 +34,7 @@ class CompiledModel final : public Model {
   void on_step_begin(Context& ctx) override;
   void on_action(Context& ctx, const ActionView& action) override;
   void on_event(Context& ctx, const Event& event) override;
-  void publish(EntityId e) override;
+  void write_snapshot(EntityId e) override;
   void observe(EntityId agent, float* obs) const override;
   double reward(EntityId agent) const override;
   bool terminated(EntityId agent) const override;

@@ -68,7 +68,7 @@ typedef int32_t (*seer_action_fn)(seer_ctx* ctx, void* state, const void* snapsh
 typedef int32_t (*seer_event_fn)(seer_ctx* ctx, void* state, const void* snapshot,
                                  const void* params, uint32_t kind, void* payload);
 /* Boundary, parallel over entities: the public record of one state. */
-typedef int32_t (*seer_publish_fn)(const void* state, void* public_record, const void* params);
+typedef int32_t (*seer_write_snapshot_fn)(const void* state, void* public_record, const void* params);
 /* Boundary, parallel over agents: writes `out_size` values to `out` (float32
  * observation, one float64 reward, one uint8 flag or int64 infos, by hook). */
 typedef int32_t (*seer_agent_fn)(uint32_t agent, const void* state, const void* snapshot,
@@ -84,7 +84,7 @@ typedef struct seer_model_handlers {
   seer_init_fn on_step_begin;    /* may be NULL */
   seer_action_fn on_action;
   seer_event_fn on_event;
-  seer_publish_fn publish;
+  seer_write_snapshot_fn write_snapshot;
   seer_agent_fn observe;
   seer_agent_fn reward;
   seer_agent_fn terminated;      /* may be NULL: never */
