@@ -247,7 +247,7 @@ class NumbaPcs(NumbaModel):
         )
         # What the C++ reader checks beyond the table: its caps, and the total.
         for p in self.params:
-            if p["high_is_cap"] and c[p["name"]] > p["high"]:
+            if p.get("high_is_cap") and c[p["name"]] > p["high"]:
                 raise ValueError(f"{p['name']} must be <= {p['high']!r}, got {c[p['name']]!r}")
         cells = c["width"] * c["height"]
         if cells * c["phones_per_cell"] > 1e8:
