@@ -17,6 +17,7 @@ from seer_env._core import (
 )
 from seer_env._version import __version__
 from seer_env.env import RuntimeInfo, SeerParallelEnv
+from seer_env.numba_model import NumbaCompileError, NumbaModel, kernel
 from seer_env.python_model import PythonModel
 from seer_env.registry import env_names, make
 from seer_env.sdk import get_cmake_dir, get_include, register_cpp_model
@@ -26,6 +27,8 @@ __all__ = [
     "ContractViolation",
     "EventBudgetExceeded",
     "HandlerError",
+    "NumbaCompileError",
+    "NumbaModel",
     "OversubscriptionWarning",
     "PythonModel",
     "RuntimeInfo",
@@ -36,6 +39,7 @@ __all__ = [
     "executor_names",
     "get_cmake_dir",
     "get_include",
+    "kernel",
     "make",
     "model_names",
     "register_cpp_model",

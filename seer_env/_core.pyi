@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
+__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'handler_abi', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
 class ContractViolation(RuntimeError):
     """
     A model broke the event-locality contract. Attributes: entity, kind, time, target, event_time.
@@ -50,7 +50,7 @@ class Simulation:
     @typing.overload
     def __init__(self, model: typing.Any, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
         """
-        A Simulation of a seer_env.PythonModel instance (serial executor only).
+        A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a compiled seer_env.NumbaModel).
         """
     def digest(self) -> int:
         """
@@ -347,6 +347,10 @@ class HandlerEvent:
 def executor_names() -> list[str]:
     """
     Names of the available executors.
+    """
+def handler_abi() -> dict:
+    """
+    Addresses of the compiled-handler context functions (seer/handler_abi.h), by symbol name, and the ABI version.
     """
 def model_names() -> list[str]:
     """

@@ -20,6 +20,7 @@ from pettingzoo import ParallelEnv
 
 from seer_env import _core, stpa
 from seer_env.action_checker import ActionChecker
+from seer_env.numba_model import NumbaModel
 from seer_env.python_model import PythonModel
 from seer_env.seeding import episode_seed
 from seer_env.seeding import next_episode_seed as _next_episode_seed
@@ -84,7 +85,9 @@ class SeerParallelEnv(ParallelEnv):
 
     Args:
         model: name of a registered C++ model (``seer_env.model_names()``), or a
-            ``seer_env.PythonModel`` subclass (serial executor only).
+            ``seer_env.PythonModel`` subclass (serial executor only), or a
+            ``seer_env.NumbaModel`` subclass (compiled: any executor; with
+            ``num_threads="auto"`` it runs serially, pass a thread count).
         model_config: the model's numeric settings (a PythonModel subclass
             receives them as keyword arguments).
         seed: seed used by the first ``reset()`` that is not given one.
@@ -105,7 +108,7 @@ class SeerParallelEnv(ParallelEnv):
 
     def __init__(
         self,
-        model: str | type[PythonModel],
+        model: str | type[PythonModel] | type[NumbaModel],
         model_config: dict[str, float] | None = None,
         *,
         seed: int | None = None,
@@ -160,10 +163,13 @@ class SeerParallelEnv(ParallelEnv):
     def _new_simulation(self) -> _core.Simulation:
         if isinstance(self._model, str):
             return _core.Simulation(self._model, self._model_config, **self._options)
+        if isinstance(self._model, type) and issubclass(self._model, NumbaModel):
+            model = self._model.from_config(self._model_config)
+            return _core.Simulation(model.runtime_model(), **self._options)
         if not (isinstance(self._model, type) and issubclass(self._model, PythonModel)):
             raise ValueError(
-                f"model must be a registered model name or a PythonModel subclass, "
-                f"got {self._model!r}"
+                f"model must be a registered model name or a PythonModel or NumbaModel "
+                f"subclass, got {self._model!r}"
             )
         return _core.Simulation(self._model.from_config(self._model_config), **self._options)
 

@@ -98,6 +98,17 @@ def _scalar_bounds(name: str, space: spaces.Box) -> tuple[float, float]:
     return float(low[0]), float(high[0])
 
 
+def declared_config(spec: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` checked against the declared ``spec["params"]``, defaults filled in."""
+    from seer_env.workloads import validate_params  # noqa: PLC0415 (workloads imports env)
+
+    unknown = sorted(set(config) - {p["name"] for p in spec["params"]})
+    if unknown:
+        raise ValueError(f"unknown config key {unknown[0]!r} for model {spec['name']}")
+    values = {p["name"]: config.get(p["name"], p["default"]) for p in spec["params"]}
+    return validate_params(spec, values)
+
+
 class PythonModel:
     """Base class of models whose handlers are Python methods.
 
@@ -181,14 +192,7 @@ class PythonModel:
         """Build the model from a config: checked against ``params`` when declared."""
         if not cls.params:
             return cls(**config)
-        from seer_env.workloads import validate_params  # noqa: PLC0415 (workloads imports env)
-
-        spec = cls.workload_spec()
-        unknown = sorted(set(config) - {p["name"] for p in spec["params"]})
-        if unknown:
-            raise ValueError(f"unknown config key {unknown[0]!r} for model {spec['name']}")
-        values = {p["name"]: config.get(p["name"], p["default"]) for p in spec["params"]}
-        return cls(**validate_params(spec, values))
+        return cls(**declared_config(cls.workload_spec(), config))
 
     def __init__(self) -> None:
         self.num_entities = 0
@@ -279,7 +283,15 @@ class PythonModel:
             "public_dtype": public,
             "public_fields": copies,
             "payload_dtype": payload,
+            "write_snapshot": self._write_snapshot_hook(),
         }
+
+    def _write_snapshot_hook(self):
+        """``write_snapshot(state, public)`` filling a computed snapshot record, or None.
+
+        None (the default) copies ``public_fields``; ``NumbaModel`` computes it.
+        """
+        return None
 
     def _spec(self) -> dict:
         num_entities, num_agents = int(self.num_entities), int(self.num_agents)

@@ -112,6 +112,14 @@ def test_pcs_benchmark_example_runs():
     load("pcs_benchmark").main(["--grid", "8", "--steps", "3", "--warmup", "1"])
 
 
+def test_numba_pcs_speed_example_runs(capsys):
+    pytest.importorskip("numba")
+    args = ["--size", "4", "--steps", "2", "--interpreted-steps", "1"]
+    out = load("numba_pcs_speed").main(args)
+    assert all(out[k] > 0 for k in ("numba serial", "C++ serial", "interpreted serial"))
+    assert "parallel-2 speed-up" in capsys.readouterr().out
+
+
 def test_every_example_has_a_test():
     tested = {
         "quickstart",
@@ -120,6 +128,7 @@ def test_every_example_has_a_test():
         "torchrl_pcs",
         "rllib_ppo_pcs",
         "rllib_sampling_throughput",
+        "numba_pcs_speed",
     }
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
     assert scripts == tested, f"examples without a test: {scripts - tested}"

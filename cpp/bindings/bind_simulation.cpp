@@ -12,6 +12,7 @@
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "interrupt.hpp"
+#include "numba_model.hpp"
 #include "python_model.hpp"
 #include "seer/errors.hpp"
 #include "seer/model_registry.hpp"
@@ -81,19 +82,26 @@ void bind_simulation(py::module_& m) {
                    "constructor)");
              }
              SimulationOptions options = to_options(executor, num_threads, check, event_budget);
-             require_serial_for_python(options.executor, options.num_threads);
-             options.executor = "serial";
-             options.num_threads = 1;
+             // A compiled NumbaModel runs on any executor; Python handlers serially.
+             std::unique_ptr<Model> compiled = make_compiled_model(model);
+             const bool python_model = compiled == nullptr;
+             if (python_model) {
+               require_serial_for_python(options.executor, options.num_threads);
+               options.executor = "serial";
+               options.num_threads = 1;
+             }
              auto self = std::make_unique<PySimulation>();
-             self->sim = std::make_unique<Simulation>(make_python_model(model), options);
+             self->sim = std::make_unique<Simulation>(
+                 python_model ? make_python_model(model) : std::move(compiled), options);
              self->model_name = self->sim->spec().name;
-             self->python_model = true;
+             self->python_model = python_model;
              return self;
            }),
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000,
-           "A Simulation of a seer_env.PythonModel instance (serial executor only).")
+           "A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a "
+           "compiled seer_env.NumbaModel).")
       .def("reset",
            [](PySimulation& self, const py::object& seed) {
              const std::uint64_t s = to_seed(seed);

@@ -6,6 +6,7 @@
 namespace seer::bindings {
 
 void bind_errors(pybind11::module_& m);
+void bind_numba_model(pybind11::module_& m);
 void bind_plugins(pybind11::module_& m);
 void bind_python_model(pybind11::module_& m);
 void bind_rng(pybind11::module_& m);

@@ -12,5 +12,6 @@ PYBIND11_MODULE(_core, m) {
   seer::bindings::bind_vector(m);
   seer::bindings::bind_plugins(m);
   seer::bindings::bind_python_model(m);
+  seer::bindings::bind_numba_model(m);
   seer::bindings::bind_workload(m);
 }

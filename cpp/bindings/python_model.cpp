@@ -46,30 +46,35 @@ void require_serial_for_python(const std::string& executor, unsigned num_threads
   }
 }
 
+ModelSpec spec_from_python(const py::dict& s) {
+  ModelSpec spec;
+  spec.name = s["name"].cast<std::string>();
+  spec.num_entities = s["num_entities"].cast<std::uint32_t>();
+  spec.num_agents = s["num_agents"].cast<std::uint32_t>();
+  spec.agent_prefix = s["agent_prefix"].cast<std::string>();
+  spec.lookahead = s["lookahead"].cast<double>();
+  spec.dt = s["dt"].cast<double>();
+  spec.obs_dim = s["obs_dim"].cast<std::size_t>();
+  spec.obs_low = s["obs_low"].cast<std::vector<float>>();
+  spec.obs_high = s["obs_high"].cast<std::vector<float>>();
+  const py::dict action = s["action"];
+  spec.action.discrete = action["discrete"].cast<bool>();
+  spec.action.n = action["n"].cast<std::int64_t>();
+  spec.action.dim = action["dim"].cast<std::size_t>();
+  spec.action.low = action["low"].cast<float>();
+  spec.action.high = action["high"].cast<float>();
+  spec.state_dim = s["state_dim"].cast<std::size_t>();
+  spec.state_low = s["state_low"].cast<float>();
+  spec.state_high = s["state_high"].cast<float>();
+  spec.info_keys = s["info_keys"].cast<std::vector<std::string>>();
+  spec.total_keys = s["total_keys"].cast<std::vector<std::string>>();
+  spec.event_kinds = s["event_kinds"].cast<std::vector<std::string>>();
+  return spec;
+}
+
 PythonModel::PythonModel(py::object impl) : impl_(std::move(impl)) {
   const py::dict layout = impl_.attr("_runtime_layout")();
-  const py::dict s = layout["spec"];
-  spec_.name = s["name"].cast<std::string>();
-  spec_.num_entities = s["num_entities"].cast<std::uint32_t>();
-  spec_.num_agents = s["num_agents"].cast<std::uint32_t>();
-  spec_.agent_prefix = s["agent_prefix"].cast<std::string>();
-  spec_.lookahead = s["lookahead"].cast<double>();
-  spec_.dt = s["dt"].cast<double>();
-  spec_.obs_dim = s["obs_dim"].cast<std::size_t>();
-  spec_.obs_low = s["obs_low"].cast<std::vector<float>>();
-  spec_.obs_high = s["obs_high"].cast<std::vector<float>>();
-  const py::dict action = s["action"];
-  spec_.action.discrete = action["discrete"].cast<bool>();
-  spec_.action.n = action["n"].cast<std::int64_t>();
-  spec_.action.dim = action["dim"].cast<std::size_t>();
-  spec_.action.low = action["low"].cast<float>();
-  spec_.action.high = action["high"].cast<float>();
-  spec_.state_dim = s["state_dim"].cast<std::size_t>();
-  spec_.state_low = s["state_low"].cast<float>();
-  spec_.state_high = s["state_high"].cast<float>();
-  spec_.info_keys = s["info_keys"].cast<std::vector<std::string>>();
-  spec_.total_keys = s["total_keys"].cast<std::vector<std::string>>();
-  spec_.event_kinds = s["event_kinds"].cast<std::vector<std::string>>();
+  spec_ = spec_from_python(layout["spec"]);
 
   py::module_ np = py::module_::import("numpy");
   states_ = np.attr("zeros")(spec_.num_entities, layout["state_dtype"]);
@@ -86,6 +91,7 @@ PythonModel::PythonModel(py::object impl) : impl_(std::move(impl)) {
         {t[0].cast<std::size_t>(), t[1].cast<std::size_t>(), t[2].cast<std::size_t>()});
   }
   payload_dtype_ = layout["payload_dtype"];
+  write_snapshot_ = layout["write_snapshot"];
 
   auto owner = std::make_unique<PyHandlerContext>();
   owner->model = this;
@@ -116,7 +122,7 @@ PythonModel::~PythonModel() {
   ctx_->ctx = nullptr;
   for (py::object* o : {&impl_, &rng_obj_, &ctx_obj_, &states_ro_, &snapshot_ro_, &payload_dtype_,
                         &on_init_, &on_step_begin_, &on_action_, &on_event_, &after_snapshot_,
-                        &observe_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
+                        &write_snapshot_, &observe_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
                         &totals_, &reset_}) {
     *o = py::object();
   }
@@ -200,6 +206,12 @@ void PythonModel::on_event(Context& ctx, const Event& event) {
 }
 
 void PythonModel::write_snapshot(EntityId e) {
+  if (!write_snapshot_.is_none()) {  // a computed public record (serial executor: no race)
+    py::gil_scoped_acquire gil;
+    call_boundary("write_snapshot", e, write_snapshot_, readonly_record(e),
+                  snapshot_.attr("__getitem__")(e));
+    return;
+  }
   const unsigned char* from = states_data_ + e * state_size_;
   unsigned char* to = public_data_ + e * public_size_;
   for (const FieldCopy& f : public_fields_) std::memcpy(to + f.to, from + f.from, f.size);

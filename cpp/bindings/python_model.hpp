@@ -106,10 +106,13 @@ class PythonModel final : public Model {
   double boundary_time_ = 0.0;            // for errors raised by boundary hooks
   std::exception_ptr pending_;
   // Hooks, looked up once.
+  pybind11::object write_snapshot_;  // write_snapshot(state, public) or None: copy public_fields
   pybind11::object on_init_, on_step_begin_, on_action_, on_event_, after_snapshot_, observe_,
       reward_, terminated_, truncated_, info_, global_state_, totals_, reset_;
 };
 
+// The ModelSpec of a PythonModel's `_runtime_layout()["spec"]` dict (GIL held).
+ModelSpec spec_from_python(const pybind11::dict& spec);
 // Builds the Model for a seer_env.PythonModel instance (GIL held).
 std::unique_ptr<Model> make_python_model(const pybind11::object& impl);
 // ValueError unless (executor, num_threads) is ("serial", 1).

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from seer_env import _core
+from seer_env.numba_model import NumbaModel
 from seer_env.python_model import PythonModel
 
 # What two implementations of one model must declare alike (docs and names may differ).
@@ -14,13 +15,15 @@ _PARAM_KEYS = ("name", "type", "default", "low", "high", "low_open", "high_is_ca
 _KEY_LISTS = ("info_keys", "total_keys", "event_kinds")
 
 
-def declaration_of(model: str | type[PythonModel]) -> dict[str, Any]:
-    """The declaration of a registered model name or a ``PythonModel`` subclass."""
+def declaration_of(model: str | type[PythonModel] | type[NumbaModel]) -> dict[str, Any]:
+    """The declaration of a registered model name or a ``PythonModel``/``NumbaModel`` subclass."""
     if isinstance(model, str):
         return _core.workload_spec(model)
-    if isinstance(model, type) and issubclass(model, PythonModel):
+    if isinstance(model, type) and issubclass(model, (PythonModel, NumbaModel)):
         return model.workload_spec()
-    raise ValueError(f"model must be a registered name or a PythonModel subclass, got {model!r}")
+    raise ValueError(
+        f"model must be a registered name or a PythonModel or NumbaModel subclass, got {model!r}"
+    )
 
 
 def declaration_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
@@ -42,7 +45,8 @@ def declaration_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
 
 
 def assert_declarations_match(
-    model_a: str | type[PythonModel], model_b: str | type[PythonModel]
+    model_a: str | type[PythonModel] | type[NumbaModel],
+    model_b: str | type[PythonModel] | type[NumbaModel],
 ) -> None:
     """Assert two models declare the same parameters, keys and state record.
 

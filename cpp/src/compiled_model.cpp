@@ -1,0 +1,252 @@
+#include "seer/compiled_model.hpp"
+
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "seer/errors.hpp"
+
+// What a compiled handler's `seer_ctx*` points to: the handler's Context, the
+// event it handles, and the first failure of a context call (rethrown by the
+// trampoline when the handler returns: nothing unwinds through foreign code).
+struct seer_ctx {
+  seer::Context* context;
+  const seer::Event* event;
+  std::exception_ptr error;
+};
+
+namespace seer {
+namespace {
+
+// -- The context API (handler_abi.h). Every function is noexcept in effect.
+double ctx_now(const seer_ctx* c) { return c->context->now(); }
+std::uint32_t ctx_self(const seer_ctx* c) { return c->context->self(); }
+std::uint32_t ctx_source(const seer_ctx* c) {
+  return c->event != nullptr ? c->event->source : c->context->self();
+}
+std::uint32_t ctx_num_entities(const seer_ctx* c) { return c->context->spec().num_entities; }
+double ctx_lookahead(const seer_ctx* c) { return c->context->spec().lookahead; }
+double ctx_dt(const seer_ctx* c) { return c->context->spec().dt; }
+double ctx_uniform(seer_ctx* c) { return c->context->rng().uniform(); }
+double ctx_exponential(seer_ctx* c, double mean) { return c->context->rng().exponential(mean); }
+std::uint64_t ctx_next_u64(seer_ctx* c) { return c->context->rng().next_u64(); }
+
+std::uint64_t ctx_below(seer_ctx* c, std::uint64_t n) {
+  if (n == 0) {
+    if (!c->error) {
+      c->error = std::make_exception_ptr(std::invalid_argument("below(n): n must be >= 1, got 0"));
+    }
+    return 0;
+  }
+  return c->context->rng().below(n);
+}
+
+struct RawPayload {
+  unsigned char bytes[kPayloadBytes];
+};
+
+std::int32_t ctx_schedule(seer_ctx* c, std::uint32_t target, double time, std::uint32_t kind,
+                          const void* payload, std::uint64_t size) {
+  if (c->error) return SEER_CONTEXT_FAILED;  // the handler already failed
+  try {
+    if (size > kPayloadBytes || (size > 0 && payload == nullptr)) {
+      throw std::invalid_argument("schedule: payload must be at most " +
+                                  std::to_string(kPayloadBytes) + " bytes, got " +
+                                  std::to_string(size));
+    }
+    RawPayload raw{};
+    if (size > 0) std::memcpy(raw.bytes, payload, size);
+    c->context->schedule(target, time, kind, raw);
+    return SEER_OK;
+  } catch (...) {
+    c->error = std::current_exception();
+    return SEER_CONTEXT_FAILED;
+  }
+}
+
+const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION,
+                           ctx_now,
+                           ctx_self,
+                           ctx_source,
+                           ctx_num_entities,
+                           ctx_lookahead,
+                           ctx_dt,
+                           ctx_uniform,
+                           ctx_exponential,
+                           ctx_below,
+                           ctx_next_u64,
+                           ctx_schedule};
+
+// Calls a handler and turns its status into the C++ exception the
+// dispatcher reports (ContractViolation as is, anything else as HandlerError).
+template <class Fn>
+void run(Context& context, const Event* event, const char* what, Fn&& call) {
+  seer_ctx c{&context, event, nullptr};
+  const std::int32_t status = call(&c);
+  if (c.error) std::rethrow_exception(c.error);
+  if (status != SEER_OK) {
+    throw std::runtime_error(std::string("compiled handler ") + what + " failed (status " +
+                             std::to_string(status) +
+                             "; numba keeps no exception message in compiled code: run the "
+                             "model with compiled=False to see the Python exception)");
+  }
+}
+
+void require(bool present, const char* name) {
+  if (!present) {
+    throw std::invalid_argument(std::string("compiled model: handler ") + name + " is missing");
+  }
+}
+
+}  // namespace
+}  // namespace seer
+
+extern "C" const seer_ctx_api* seer_handler_ctx_api(void) { return &seer::kApi; }
+
+namespace seer {
+
+CompiledModel::CompiledModel(ModelSpec spec, std::size_t state_size, std::size_t public_size,
+                             std::vector<unsigned char> params,
+                             const seer_model_handlers& handlers, std::shared_ptr<void> keepalive)
+    : spec_(std::move(spec)),
+      state_size_(state_size),
+      public_size_(public_size),
+      params_(std::move(params)),
+      handlers_(handlers),
+      keepalive_(std::move(keepalive)) {
+  require(handlers_.on_action != nullptr, "on_action");
+  require(handlers_.on_event != nullptr, "on_event");
+  require(handlers_.write_snapshot != nullptr, "write_snapshot");
+  require(spec_.num_agents == 0 || handlers_.observe != nullptr, "observe");
+  require(spec_.num_agents == 0 || handlers_.reward != nullptr, "reward");
+  require(spec_.info_keys.empty() || handlers_.info != nullptr, "info");
+  require(spec_.state_dim == 0 || handlers_.global_state != nullptr, "global_state");
+  require(spec_.total_keys.empty() || handlers_.totals != nullptr, "totals");
+  if (state_size_ == 0) throw std::invalid_argument("compiled model: the state record is empty");
+  const auto words = [this](std::size_t size) {
+    return (size * spec_.num_entities + 7) / 8;
+  };
+  states_.assign(words(state_size_), 0);
+  snapshot_.assign(words(public_size_), 0);
+  if (params_.empty()) params_.push_back(0);  // a valid pointer for a model without parameters
+}
+
+void CompiledModel::reset_states() {
+  std::fill(states_.begin(), states_.end(), 0);
+  std::fill(snapshot_.begin(), snapshot_.end(), 0);
+  boundary_time_.store(0.0, std::memory_order_relaxed);
+  if (handlers_.reset == nullptr) return;
+  const std::int32_t status =
+      handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
+  check_boundary(status, "reset", 0);
+}
+
+void CompiledModel::on_init(Context& ctx) {
+  if (handlers_.on_init == nullptr) return;
+  run(ctx, nullptr, "on_init", [&](seer_ctx* c) {
+    return handlers_.on_init(c, entity_state(ctx.self()), public_data(), params());
+  });
+}
+
+void CompiledModel::on_step_begin(Context& ctx) {
+  // Every entity writes the same value: store only when it changes, so the
+  // workers do not fight over the cache line.
+  const double boundary = ctx.now() + spec_.dt;
+  if (boundary_time_.load(std::memory_order_relaxed) != boundary) {
+    boundary_time_.store(boundary, std::memory_order_relaxed);
+  }
+  if (handlers_.on_step_begin == nullptr) return;
+  run(ctx, nullptr, "on_step_begin", [&](seer_ctx* c) {
+    return handlers_.on_step_begin(c, entity_state(ctx.self()), public_data(), params());
+  });
+}
+
+void CompiledModel::on_action(Context& ctx, const ActionView& action) {
+  run(ctx, nullptr, "on_action", [&](seer_ctx* c) {
+    return handlers_.on_action(c, entity_state(ctx.self()), public_data(), params(),
+                               action.discrete, action.box, action.dim);
+  });
+}
+
+void CompiledModel::on_event(Context& ctx, const Event& event) {
+  alignas(8) unsigned char payload[kPayloadBytes];
+  std::memcpy(payload, event.payload, kPayloadBytes);
+  run(ctx, &event, "on_event", [&](seer_ctx* c) {
+    return handlers_.on_event(c, entity_state(ctx.self()), public_data(), params(), event.kind,
+                              payload);
+  });
+}
+
+void CompiledModel::write_snapshot(EntityId e) {
+  const std::int32_t status =
+      handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
+  check_boundary(status, "write_snapshot", e);
+}
+
+void CompiledModel::check_boundary(std::int32_t status, const char* what, EntityId agent) const {
+  if (status == SEER_OK) return;
+  std::ostringstream out;
+  out.precision(17);
+  const double t = boundary_time_.load(std::memory_order_relaxed);
+  out << "handler failed: " << what << "(" << agent << ") at t=" << t
+      << ": compiled handler failed (status " << status
+      << "; numba keeps no exception message in compiled code: run the model with "
+         "compiled=False to see the Python exception)";
+  throw HandlerError(out.str(), agent, what, t);
+}
+
+void CompiledModel::call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent,
+                                    void* out, std::size_t out_size) const {
+  const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(),
+                                 spec_.num_entities, params(), out, out_size);
+  check_boundary(status, what, agent);
+}
+
+void CompiledModel::observe(EntityId agent, float* obs) const {
+  call_agent_hook(handlers_.observe, "observe", agent, obs, spec_.obs_dim);
+}
+
+double CompiledModel::reward(EntityId agent) const {
+  double value = 0.0;
+  call_agent_hook(handlers_.reward, "reward", agent, &value, 1);
+  return value;
+}
+
+bool CompiledModel::terminated(EntityId agent) const {
+  if (handlers_.terminated == nullptr) return false;
+  std::uint8_t flag = 0;
+  call_agent_hook(handlers_.terminated, "terminated", agent, &flag, 1);
+  return flag != 0;
+}
+
+bool CompiledModel::truncated(EntityId agent) const {
+  if (handlers_.truncated == nullptr) return false;
+  std::uint8_t flag = 0;
+  call_agent_hook(handlers_.truncated, "truncated", agent, &flag, 1);
+  return flag != 0;
+}
+
+void CompiledModel::info(EntityId agent, std::int64_t* out) const {
+  if (handlers_.info == nullptr) return;
+  call_agent_hook(handlers_.info, "info", agent, out, spec_.info_keys.size());
+}
+
+void CompiledModel::state(float* out) const {
+  if (handlers_.global_state == nullptr) return;
+  const std::int32_t status = handlers_.global_state(
+      const_cast<unsigned char*>(states_data()), public_data(), spec_.num_entities, params(), out,
+      spec_.state_dim);
+  check_boundary(status, "global_state", 0);
+}
+
+void CompiledModel::totals(std::int64_t* out) const {
+  if (handlers_.totals == nullptr) return;
+  const std::int32_t status = handlers_.totals(const_cast<unsigned char*>(states_data()),
+                                               public_data(), spec_.num_entities, params(), out,
+                                               spec_.total_keys.size());
+  check_boundary(status, "totals", 0);
+}
+
+}  // namespace seer

@@ -1,0 +1,210 @@
+// CompiledModel with handlers written as plain C functions against
+// seer/handler_abi.h (what numba's cfuncs are to the runtime), so that
+// `make tsan` and `make asan` see a compiled model's handlers on the worker
+// threads without Python.
+//
+// The model: entities pass tokens to random neighbours after exponential
+// delays (>= lookahead); each token carries a hop count. Checks: every
+// executor and thread count returns the serial executor's digest and outputs
+// after every step; a failing handler is a HandlerError naming entity, kind
+// and time; a schedule before now + lookahead is a ContractViolation even when
+// the handler goes on; below(0) is a HandlerError.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seer/compiled_model.hpp"
+#include "seer/errors.hpp"
+#include "seer/handler_abi.h"
+#include "seer/simulation.hpp"
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok && ++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+}
+
+constexpr std::uint32_t kEntities = 40;
+constexpr double kLookahead = 0.25;
+
+struct State {
+  std::uint64_t received;
+  std::uint64_t hops;
+  std::int64_t mode;  // failure to inject (Mode)
+};
+struct Public {
+  std::uint64_t received;
+};
+struct Token {
+  std::uint64_t hops;
+};
+enum Mode : std::int64_t { kFine = 0, kFail = 1, kEarly = 2, kBelowZero = 3 };
+
+const seer_ctx_api* api() { return seer_handler_ctx_api(); }
+
+std::int32_t pass_on(seer_ctx* ctx, Token token) {
+  const std::uint32_t self = api()->self(ctx);
+  const auto target = static_cast<std::uint32_t>(
+      (self + 1 + api()->below(ctx, 3)) % api()->num_entities(ctx));
+  const double at = api()->now(ctx) + api()->lookahead(ctx) + api()->exponential(ctx, 0.5);
+  return api()->schedule(ctx, target, at, 0, &token, sizeof(token));
+}
+
+std::int32_t on_init(seer_ctx* ctx, void*, const void*, const void*) {
+  for (int i = 0; i < 3; ++i) pass_on(ctx, Token{0});
+  return SEER_OK;
+}
+
+std::int32_t on_action(seer_ctx* ctx, void*, const void*, const void*, std::int64_t a,
+                       const float*, std::uint64_t) {
+  if (a == 1) pass_on(ctx, Token{0});
+  return SEER_OK;
+}
+
+std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* params,
+                      std::uint32_t, void* payload) {
+  auto* s = static_cast<State*>(state);
+  auto* token = static_cast<Token*>(payload);
+  const auto mode = *static_cast<const std::int64_t*>(params);
+  s->received += 1;
+  s->hops += token->hops;
+  token->hops += 1;
+  if (mode == kFail && api()->now(ctx) > 1.0) return SEER_HANDLER_FAILED;
+  if (mode == kEarly && api()->now(ctx) > 1.0) {
+    const std::uint32_t other = (api()->self(ctx) + 1) % kEntities;
+    api()->schedule(ctx, other, api()->now(ctx) + kLookahead / 2, 0, token, sizeof(Token));
+  }
+  if (mode == kBelowZero && api()->now(ctx) > 1.0) api()->below(ctx, 0);
+  pass_on(ctx, *token);  // a failed schedule is parked in ctx and rethrown by the runtime
+  return SEER_OK;
+}
+
+std::int32_t write_snapshot(const void* state, void* pub, const void*) {
+  static_cast<Public*>(pub)->received = static_cast<const State*>(state)->received;
+  return SEER_OK;
+}
+
+std::int32_t observe(std::uint32_t agent, const void* state, const void* snapshot,
+                     std::uint64_t n, const void*, void* out, std::uint64_t size) {
+  const auto* s = static_cast<const State*>(state);
+  const auto* snap = static_cast<const Public*>(snapshot);
+  auto* obs = static_cast<float*>(out);
+  if (size != 2) return SEER_HANDLER_FAILED;
+  obs[0] = static_cast<float>(s->received);
+  obs[1] = static_cast<float>(snap[(agent + 1) % n].received);
+  return SEER_OK;
+}
+
+std::int32_t reward(std::uint32_t, const void* state, const void*, std::uint64_t, const void*,
+                    void* out, std::uint64_t) {
+  *static_cast<double*>(out) = static_cast<double>(static_cast<const State*>(state)->hops);
+  return SEER_OK;
+}
+
+std::unique_ptr<seer::Model> make_model(std::int64_t mode) {
+  seer::ModelSpec spec;
+  spec.name = "c_tokens";
+  spec.num_entities = kEntities;
+  spec.num_agents = kEntities / 2;
+  spec.lookahead = kLookahead;
+  spec.dt = 1.0;
+  spec.obs_dim = 2;
+  spec.obs_low.assign(2, 0.0f);
+  spec.obs_high.assign(2, 1e9f);
+  spec.action = seer::ActionSpec{true, 2, 0, 0.0f, 0.0f};
+  spec.event_kinds = {"TOKEN"};
+  seer_model_handlers handlers{};
+  handlers.on_init = on_init;
+  handlers.on_action = on_action;
+  handlers.on_event = on_event;
+  handlers.write_snapshot = write_snapshot;
+  handlers.observe = observe;
+  handlers.reward = reward;
+  std::vector<unsigned char> params(sizeof(mode));
+  std::memcpy(params.data(), &mode, sizeof(mode));
+  return std::make_unique<seer::CompiledModel>(spec, sizeof(State), sizeof(Public), params,
+                                               handlers, nullptr);
+}
+
+std::vector<std::int64_t> actions_for(int step) {
+  std::vector<std::int64_t> a(kEntities / 2);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::int64_t>((i + step) % 2);
+  return a;
+}
+
+struct Trace {
+  std::vector<std::uint64_t> digests;
+  std::vector<float> observations;
+  std::vector<double> rewards;
+};
+
+Trace run(const std::string& executor, unsigned threads, int steps) {
+  seer::SimulationOptions options;
+  options.executor = executor;
+  options.num_threads = threads;
+  seer::Simulation sim(make_model(kFine), options);
+  sim.reset(7);
+  Trace trace;
+  const std::size_t n = kEntities / 2;
+  for (int k = 0; k < steps; ++k) {
+    const auto actions = actions_for(k);
+    sim.step(actions.data(), nullptr);
+    trace.digests.push_back(sim.digest());
+    const auto& out = sim.outputs();
+    trace.observations.insert(trace.observations.end(), out.observations,
+                              out.observations + n * 2);
+    trace.rewards.insert(trace.rewards.end(), out.rewards, out.rewards + n);
+  }
+  return trace;
+}
+
+template <class Error>
+void expect_failure(std::int64_t mode, const std::string& needle, const std::string& name) {
+  seer::SimulationOptions options;
+  options.executor = "parallel";
+  options.num_threads = 2;
+  seer::Simulation sim(make_model(mode), options);
+  sim.reset(3);
+  try {
+    for (int k = 0; k < 4; ++k) {
+      const auto actions = actions_for(k);
+      sim.step(actions.data(), nullptr);
+    }
+    check(false, name + ": no exception");
+  } catch (const Error& error) {
+    const std::string what = error.what();
+    check(what.find(needle) != std::string::npos, name + ": message '" + what + "'");
+    check(error.kind == "TOKEN", name + ": kind " + error.kind);
+    check(error.time > 1.0, name + ": time");
+  }
+}
+
+}  // namespace
+
+int main() {
+  const int steps = 6;
+  const Trace serial = run("serial", 1, steps);
+  const struct {
+    const char* executor;
+    unsigned threads;
+  } cases[] = {{"parallel", 1}, {"parallel", 2}, {"parallel", 4}, {"locked", 3}, {"barrier", 2}};
+  for (const auto& c : cases) {
+    const Trace t = run(c.executor, c.threads, steps);
+    const std::string name = std::string(c.executor) + " x" + std::to_string(c.threads);
+    check(t.digests == serial.digests, name + ": digests differ from serial");
+    check(std::memcmp(t.observations.data(), serial.observations.data(),
+                      t.observations.size() * sizeof(float)) == 0,
+          name + ": observations differ");
+    check(t.rewards == serial.rewards, name + ": rewards differ");
+  }
+  expect_failure<seer::HandlerError>(kFail, "compiled handler on_event failed", "failing handler");
+  expect_failure<seer::ContractViolation>(kEarly, "before now + lookahead", "early schedule");
+  expect_failure<seer::HandlerError>(kBelowZero, "n must be >= 1", "below(0)");
+  if (failures == 0) std::printf("test_compiled_model: OK\n");
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,1 @@
+"""Models written in Python with ``seer_env.NumbaModel`` (compiled by numba, or interpreted)."""

@@ -1,0 +1,405 @@
+"""PCS (the ``pcs`` model of ``cpp/models/pcs``) as a ``seer_env.NumbaModel``.
+
+The same cells, phones, random draws and outputs as the C++ model, written in
+Python: compiled by numba it runs on the runtime's worker threads; with
+``compiled=False`` it runs as a ``PythonModel``. All three are byte-identical
+(``tests/test_numba_model.py``): observations, rewards, infos, ``state()``,
+totals, and the runtime digest (the records below are ``PcsState``,
+``PcsPublic`` and ``PcsPhone`` byte for byte). See ``cpp/models/pcs/pcs.hpp``
+for the model itself; the handlers below follow ``pcs.cpp`` line for line.
+
+    env = seer_env.SeerParallelEnv(NumbaPcs, {"width": 64, "height": 64}, num_threads=2)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+from seer_env import handler_api as api
+from seer_env.numba_model import NumbaModel, kernel
+from seer_env.python_model import declared_config
+
+NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = 0, 1, 2, 3
+NO_CHANNEL = 0xFFFFFFFF
+OBS_DIM = 10
+ONE = np.uint64(1)
+
+# The records of pcs.hpp (PcsCounters, PcsState, PcsPublic, PcsPhone), field for field.
+COUNTERS = np.dtype(
+    [
+        ("call_attempts", "<u8"),  # NEXT_CALL events plus busy lines
+        ("blocks", "<u8"),  # new calls refused
+        ("busy_lines", "<u8"),  # attempts inside the phone's own call
+        ("handoffs_in", "<u8"),  # HANDOFF_IN arrivals
+        ("dropped_handoffs", "<u8"),  # arrivals with no free channel
+        ("events", "<u8"),  # events handled
+    ]
+)
+STATE = np.dtype(
+    [
+        ("channel_mask", "<u8"),  # bit c set: channel c is in use
+        ("guard", "<u4"),  # guard channels in effect this step
+        ("pad", "<u4"),
+        ("step", COUNTERS),  # cleared at each step start
+        ("total", COUNTERS),  # since reset
+    ]
+)
+PUBLIC = np.dtype([("busy", "<u4"), ("pad", "<u4")])
+PHONE = np.dtype(
+    [
+        ("next_call", "<f8"),
+        ("call_end", "<f8"),  # +inf when idle
+        ("next_move", "<f8"),
+        ("id", "<u4"),
+        ("channel", "<u4"),  # channel held in the current cell, or NO_CHANNEL
+    ]
+)
+PARAMS = np.dtype(
+    [
+        ("width", "<i8"),
+        ("height", "<i8"),
+        ("channels", "<i8"),
+        ("phones_per_cell", "<i8"),
+        ("call_interval", "<f8"),
+        ("call_duration", "<f8"),
+        ("move_interval", "<f8"),
+        ("handoff_delay", "<f8"),
+        ("handoff_weight", "<f8"),
+        ("count_scale", "<f8"),  # 1 / expected call attempts per cell per step
+    ]
+)
+
+
+@kernel
+def neighbour(cell, direction, params):
+    """Cell next to ``cell`` in ``direction`` (0 x-1, 1 x+1, 2 y-1, 3 y+1) on the torus."""
+    width, height = params["width"], params["height"]
+    x = np.int64(cell) % width
+    y = np.int64(cell) // width
+    if direction == 0:
+        x = (x + width - 1) % width
+    elif direction == 1:
+        x = (x + 1) % width
+    elif direction == 2:
+        y = (y + height - 1) % height
+    else:
+        y = (y + 1) % height
+    return y * width + x
+
+
+@kernel
+def free_channels(state, params):
+    """Channels not in use."""
+    return params["channels"] - api.popcount(state["channel_mask"])
+
+
+@kernel
+def take_channel(state, phone):
+    """Lowest free channel: deterministic, and what the C++ model does."""
+    channel = api.lowest_zero_bit(state["channel_mask"])
+    phone["channel"] = channel
+    state["channel_mask"] = state["channel_mask"] | (np.uint64(1) << np.uint64(channel))
+
+
+@kernel
+def release_channel(state, phone, params):
+    """Frees the phone's channel (it must hold it)."""
+    channel = np.int64(phone["channel"])
+    if channel >= params["channels"]:
+        raise ValueError("a phone releases a channel it does not hold")
+    if (state["channel_mask"] >> np.uint64(channel)) & np.uint64(1) == np.uint64(0):
+        raise ValueError("a phone releases a channel it does not hold")
+    state["channel_mask"] = state["channel_mask"] & ~(np.uint64(1) << np.uint64(channel))
+    phone["channel"] = NO_CHANNEL
+
+
+@kernel
+def schedule_idle(ctx, phone, params):
+    """Walks an idle phone and sends its NEXT_CALL where it ends up."""
+    me = np.int64(api.self_id(ctx))
+    now = api.now(ctx)
+    cell = me
+    while True:
+        while phone["next_move"] < phone["next_call"]:
+            cell = neighbour(cell, api.below(ctx, 4), params)
+            phone["next_move"] += api.exponential(ctx, params["move_interval"])
+        # The deviation (pcs.hpp): nothing reaches another cell before now + L,
+        # nothing reaches this one before now.
+        earliest = now if cell == me else now + params["handoff_delay"]
+        if phone["next_call"] >= earliest:
+            break
+        phone["next_call"] = earliest
+    api.schedule(ctx, cell, phone["next_call"], NEXT_CALL, phone)
+
+
+@kernel
+def schedule_in_call(ctx, phone):
+    """Schedules the first of call end and next move of a phone in a call."""
+    if phone["next_move"] < phone["call_end"]:
+        api.schedule(ctx, api.self_id(ctx), phone["next_move"], HANDOFF_OUT, phone)
+    else:
+        api.schedule(ctx, api.self_id(ctx), phone["call_end"], CALL_END, phone)
+
+
+@kernel
+def write_counters(counters, out):
+    """The six counters as int64, in ``info_keys`` order."""
+    out[0] = np.int64(counters["call_attempts"])
+    out[1] = np.int64(counters["blocks"])
+    out[2] = np.int64(counters["busy_lines"])
+    out[3] = np.int64(counters["handoffs_in"])
+    out[4] = np.int64(counters["dropped_handoffs"])
+    out[5] = np.int64(counters["events"])
+
+
+@kernel
+def busy_fraction(busy, params):
+    """``busy`` channels as a fraction of all."""
+    return np.float64(busy) / np.float64(params["channels"])
+
+
+def _int(name, default, low, high, doc):
+    return {"name": name, "type": "int", "default": default, "low": low, "high": high, "doc": doc}
+
+
+def _real(name, default, doc, low_open=True):
+    # positive_param (low open) or real_param, both capped at 1e12 by the reader.
+    row = {"name": name, "type": "real", "default": default, "low": 0.0, "high": 1e12}
+    return {**row, "low_open": low_open, "high_is_cap": True, "doc": doc}
+
+
+class NumbaPcs(NumbaModel):
+    """PCS wireless cells (``pcs_v0``), compiled by numba or interpreted.
+
+    Args: those of the C++ ``pcs`` model (same defaults and ranges), and
+    ``compiled`` (see ``NumbaModel``).
+    """
+
+    state_dtype = STATE
+    public_dtype = PUBLIC
+    payload_dtype = PHONE
+    params_dtype = PARAMS
+    event_kinds = ("NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN")
+    info_keys = (
+        "call_attempts",
+        "blocks",
+        "busy_lines",
+        "handoffs_in",
+        "dropped_handoffs",
+        "events",
+    )
+    total_keys = ("call_attempts", "blocks", "busy_lines", "handoffs", "dropped_handoffs", "events")
+    agent_prefix = "cell"
+    name = "numba_pcs"
+
+    # The declaration of cpp/models/pcs/workload.cpp, row for row
+    # (tests: assert_declarations_match(NumbaPcs, "pcs")).
+    params = (
+        _int("width", 32, 1, 4096, "cells along x (a torus)"),
+        _int("height", 32, 1, 4096, "cells along y (a torus)"),
+        _int("channels", 10, 1, 64, "channels per cell"),
+        _int("phones_per_cell", 16, 1, 1 << 16, "phones per cell at reset"),
+        _real("call_interval", 360.0, "mean minutes between a phone's call attempts"),
+        _real("call_duration", 180.0, "mean minutes of a call"),
+        _real("move_interval", 4500.0, "mean minutes between a phone's moves"),
+        _real("handoff_delay", 1.0, "minutes a phone takes to arrive in another cell"),
+        _real("step_minutes", 60.0, "simulated minutes per step"),
+        _real("handoff_weight", 5.0, "cost of a dropped handoff", low_open=False),
+    )
+    space_docs = {
+        "observation": {"shape": "(10,)", "dtype": "float32", "bounds": "[0, 1] and [0, inf)"},
+        "action": {"shape": "Discrete(channels + 1)", "dtype": "int64", "bounds": "guards"},
+        "state": {"shape": "(2 * width * height,)", "dtype": "float32", "bounds": "[0, 1]"},
+    }
+
+    def __init__(
+        self,
+        width: int = 32,
+        height: int = 32,
+        channels: int = 10,
+        phones_per_cell: int = 16,
+        call_interval: float = 360.0,
+        call_duration: float = 180.0,
+        move_interval: float = 4500.0,
+        handoff_delay: float = 1.0,
+        step_minutes: float = 60.0,
+        handoff_weight: float = 5.0,
+        compiled: bool = True,
+    ) -> None:
+        super().__init__(compiled=compiled)
+        c = declared_config(
+            self.workload_spec(),
+            {
+                "width": width,
+                "height": height,
+                "channels": channels,
+                "phones_per_cell": phones_per_cell,
+                "call_interval": call_interval,
+                "call_duration": call_duration,
+                "move_interval": move_interval,
+                "handoff_delay": handoff_delay,
+                "step_minutes": step_minutes,
+                "handoff_weight": handoff_weight,
+            },
+        )
+        # What the C++ reader checks beyond the table: its caps, and the total.
+        for p in self.params:
+            if p.get("high_is_cap") and c[p["name"]] > p["high"]:
+                raise ValueError(f"{p['name']} must be <= {p['high']!r}, got {c[p['name']]!r}")
+        cells = c["width"] * c["height"]
+        if cells * c["phones_per_cell"] > 1e8:
+            raise ValueError(
+                "phones_per_cell * width * height must be <= 1e8 (pending events), got "
+                f"{cells * c['phones_per_cell']}"
+            )
+        self.num_entities = self.num_agents = cells
+        self.lookahead = c["handoff_delay"]
+        self.dt = c["step_minutes"]
+        inf = np.float32(np.inf)
+        high = np.array([1, 1, inf, inf, inf, inf, 1, 1, 1, 1], dtype=np.float32)
+        self.observation_space = spaces.Box(np.zeros(OBS_DIM, np.float32), high, dtype=np.float32)
+        self.action_space = spaces.Discrete(c["channels"] + 1)
+        self.state_space = spaces.Box(0.0, 1.0, (2 * cells,), dtype=np.float32)
+        self.params_record = self.make_params(
+            **{k: c[k] for k in ("width", "height", "channels", "phones_per_cell")},
+            **{k: c[k] for k in ("call_interval", "call_duration", "move_interval")},
+            handoff_delay=c["handoff_delay"],
+            handoff_weight=c["handoff_weight"],
+            count_scale=c["call_interval"] / (float(c["phones_per_cell"]) * c["step_minutes"]),
+        )
+
+    # -- handlers ---------------------------------------------------------------------------
+    @staticmethod
+    def on_init(ctx, state, snapshot, params):
+        """Each phone of the cell: first call and move times, then its first event."""
+        phone = np.zeros(1, PHONE)[0]
+        me = np.int64(api.self_id(ctx))
+        for i in range(params["phones_per_cell"]):
+            phone["id"] = me * params["phones_per_cell"] + i
+            phone["channel"] = NO_CHANNEL
+            phone["call_end"] = math.inf
+            phone["next_call"] = api.now(ctx) + api.exponential(ctx, params["call_interval"])
+            phone["next_move"] = api.now(ctx) + api.exponential(ctx, params["move_interval"])
+            schedule_idle(ctx, phone, params)
+
+    @staticmethod
+    def on_step_begin(ctx, state, snapshot, params):
+        """Clears this step's counters."""
+        step = state["step"]
+        step["call_attempts"] = 0
+        step["blocks"] = 0
+        step["busy_lines"] = 0
+        step["handoffs_in"] = 0
+        step["dropped_handoffs"] = 0
+        step["events"] = 0
+
+    @staticmethod
+    def on_action(ctx, state, snapshot, params, action):
+        """The guard channels for this step."""
+        if action < 0 or action > params["channels"]:
+            raise ValueError("guard channels out of range")
+        state["guard"] = action
+
+    @staticmethod
+    def on_event(ctx, state, snapshot, params, kind, phone):
+        """One phone event (pcs.hpp: NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN)."""
+        now = api.now(ctx)
+        step, total = state["step"], state["total"]  # counted in both
+        step["events"] += ONE
+        total["events"] += ONE
+        if kind == NEXT_CALL:
+            step["call_attempts"] += ONE
+            total["call_attempts"] += ONE
+            if free_channels(state, params) <= state["guard"]:
+                step["blocks"] += ONE
+                total["blocks"] += ONE
+                phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
+                schedule_idle(ctx, phone, params)
+                return
+            take_channel(state, phone)
+            phone["call_end"] = now + api.exponential(ctx, params["call_duration"])
+            phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
+            while phone["next_call"] < phone["call_end"]:
+                step["busy_lines"] += ONE
+                total["busy_lines"] += ONE
+                step["call_attempts"] += ONE
+                total["call_attempts"] += ONE
+                phone["next_call"] += api.exponential(ctx, params["call_interval"])
+            schedule_in_call(ctx, phone)
+        elif kind == CALL_END:
+            release_channel(state, phone, params)
+            phone["call_end"] = math.inf
+            schedule_idle(ctx, phone, params)
+        elif kind == HANDOFF_OUT:
+            release_channel(state, phone, params)
+            target = neighbour(api.self_id(ctx), api.below(ctx, 4), params)
+            api.schedule(ctx, target, now + params["handoff_delay"], HANDOFF_IN, phone)
+        elif kind == HANDOFF_IN:
+            step["handoffs_in"] += ONE
+            total["handoffs_in"] += ONE
+            phone["next_move"] = now + api.exponential(ctx, params["move_interval"])
+            if free_channels(state, params) == 0:
+                step["dropped_handoffs"] += ONE
+                total["dropped_handoffs"] += ONE
+                phone["call_end"] = math.inf
+                schedule_idle(ctx, phone, params)
+                return
+            take_channel(state, phone)
+            if phone["call_end"] < now:
+                phone["call_end"] = now  # ended in transit (pcs.hpp)
+            schedule_in_call(ctx, phone)
+        else:
+            raise ValueError("unknown event kind")
+
+    # -- boundary ---------------------------------------------------------------------------
+    @staticmethod
+    def write_snapshot(state, public, params):
+        """Busy channels, for the neighbours' observations."""
+        public["busy"] = api.popcount(state["channel_mask"])
+        public["pad"] = 0
+
+    @staticmethod
+    def observe(agent, state, snapshot, params, out):
+        """Own busy and guard fractions, four scaled counters, neighbours' busy fractions."""
+        scale, step = params["count_scale"], state["step"]
+        out[0] = busy_fraction(api.popcount(state["channel_mask"]), params)
+        out[1] = np.float64(state["guard"]) / np.float64(params["channels"])
+        out[2] = np.float64(step["call_attempts"]) * scale
+        out[3] = np.float64(step["blocks"]) * scale
+        out[4] = np.float64(step["handoffs_in"]) * scale
+        out[5] = np.float64(step["dropped_handoffs"]) * scale
+        for d in range(4):
+            out[6 + d] = busy_fraction(snapshot[neighbour(agent, d, params)]["busy"], params)
+
+    @staticmethod
+    def reward(agent, state, snapshot, params):
+        """Minus blocked calls and weighted dropped handoffs of the step."""
+        step = state["step"]
+        return 0.0 - (
+            np.float64(step["blocks"])
+            + params["handoff_weight"] * np.float64(step["dropped_handoffs"])
+        )
+
+    @staticmethod
+    def info(agent, state, snapshot, params, out):
+        """This step's counters."""
+        write_counters(state["step"], out)
+
+    @staticmethod
+    def global_state(states, snapshot, params, out):
+        """Busy and guard fractions of every cell, interleaved."""
+        for e in range(states.shape[0]):
+            out[2 * e] = busy_fraction(api.popcount(states[e]["channel_mask"]), params)
+            out[2 * e + 1] = np.float64(states[e]["guard"]) / np.float64(params["channels"])
+
+    @staticmethod
+    def totals(states, params, out):
+        """Counters since reset, summed in cell order."""
+        out[:] = 0
+        cell = np.zeros(6, np.int64)
+        for e in range(states.shape[0]):
+            write_counters(states[e]["total"], cell)
+            out += cell
