@@ -103,7 +103,7 @@ class SeerVectorEnv(VectorEnv):
         )
 
     def _next_seed(self, i: int) -> int:
-        configured = None if self._base_seed is None else (self._base_seed + i) % 2**64
+        configured = None if self._base_seed is None else (self._base_seed + int(i)) % 2**64
         return episode_seed(None, self._episode_seeds[i], configured)
 
     def _infos(self) -> dict[str, np.ndarray]:
@@ -154,6 +154,15 @@ class SeerVectorEnv(VectorEnv):
 
     def step(self, actions: np.ndarray):
         """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
+        return (*self.step_rows(actions), self._infos())
+
+    def step_rows(self, actions: np.ndarray):
+        """``step()`` without the infos dict: ``(obs, rewards, terminations, truncations)``.
+
+        Fresh arrays (the next step does not overwrite them); infos stay in
+        ``self.sim.infos`` until the next step. For adapters (TorchRL) that
+        read the info table themselves.
+        """
         if not self._started:
             raise RuntimeError("step() called before reset()")
         self.sim.prewake()  # parked workers wake while we check the actions
@@ -210,7 +219,7 @@ class SeerVectorEnv(VectorEnv):
         self._alive[terms | truncs] = 0
         done_instances = ~self._alive.reshape(self.num_instances, -1).any(axis=1)
         self._autoreset = done_instances & ~resetting | self._autoreset & ~resetting
-        return obs, rewards, terms, truncs, self._infos()
+        return obs, rewards, terms, truncs
 
     def close_extras(self, **kwargs: Any) -> None:
         """Nothing to release: threads are joined when the batch is freed."""
