@@ -299,3 +299,10 @@ class SeerVectorEnv(VectorEnv):
 def make(name: str, num_envs: int, **config: Any) -> SeerVectorEnv:
     """``num_envs`` instances of env ``name`` as one Gymnasium VectorEnv (see module doc)."""
     return SeerVectorEnv(name, num_envs, **config)
+
+
+def make_async(name: str, num_envs: int, num_batches: int = 2, **config: Any):
+    """``num_envs`` instances in ``num_batches`` async batches (``seer_env.async_vector``)."""
+    from seer_env.async_vector import make_async as _make_async  # imports this module
+
+    return _make_async(name, num_envs, num_batches, **config)

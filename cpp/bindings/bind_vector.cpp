@@ -144,6 +144,7 @@ void bind_vector(py::module_& m) {
       .def("step",
            [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
               const py::object& modes, const py::object& seeds) {
+             require_no_step_in_flight(self);
              BusyGuard guard(self.busy);
              const StepInputs in = step_inputs(self, actions, alive, modes, seeds);
              std::vector<std::exception_ptr> failures;
@@ -263,6 +264,7 @@ void bind_vector(py::module_& m) {
            py::arg("index"))
       .def("load",
            [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
+             require_no_step_in_flight(self);
              BusyGuard guard(self.busy);
              self.vec->at(i).load(std::string(blob));
            },
