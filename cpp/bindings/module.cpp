@@ -8,6 +8,7 @@ PYBIND11_MODULE(_core, m) {
   seer::bindings::bind_rng(m);
   seer::bindings::bind_simulation(m);
   seer::bindings::bind_vector(m);
+  seer::bindings::bind_dicts(m);
   seer::bindings::bind_plugins(m);
   seer::bindings::bind_python_model(m);
 }
