@@ -41,7 +41,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from seer_env.env import validate_int, validate_seed
+from seer_env.validation import validate_int, validate_seed
 from seer_env.vector import SeerVectorEnv
 
 __all__ = ["SeerAsyncVectorEnv", "make_async"]

@@ -52,9 +52,9 @@ AircraftModel::AircraftModel(Config& config)
   spec_.state_dim = kStatePerUav * p_.num_uavs;
   spec_.state_low = -static_cast<float>(kObsBound);
   spec_.state_high = static_cast<float>(kObsBound);
-  spec_.info_keys = {"near_misses", "near_misses_total", "beacons_received", "neighbors",
-                     "crash_cause"};
-  spec_.event_kinds = {"SUBSTEP", "BEACON"};
+  static const WorkloadDecl decl = aircraft_workload();
+  spec_.info_keys = decl.info_keys;
+  spec_.event_kinds = decl.event_kinds;
 
   // Pending at once per UAV: its substep event plus beacons in flight to up to
   // max_neighbors others. The spatial grid is capped at 4096^2 cells.

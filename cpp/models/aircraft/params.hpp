@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "seer/config.hpp"
+#include "seer/workload.hpp"
 
 namespace seer::aircraft {
 
@@ -61,5 +62,8 @@ struct AircraftParams {
   // Reads and validates every key; std::invalid_argument names the bad one.
   static AircraftParams from_config(Config& config);
 };
+
+// The declaration (aircraft/workload.cpp).
+WorkloadDecl aircraft_workload();
 
 }  // namespace seer::aircraft

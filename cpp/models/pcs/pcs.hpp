@@ -47,6 +47,7 @@
 
 #include "seer/config.hpp"
 #include "seer/model.hpp"
+#include "seer/workload.hpp"
 
 namespace seer {
 
@@ -136,5 +137,7 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
 };
 
 std::unique_ptr<Model> make_pcs(Config& config);
+// The declaration (pcs/workload.cpp).
+WorkloadDecl pcs_workload();
 
 }  // namespace seer
