@@ -38,6 +38,15 @@ ASYNC_TARGETS = (Target("async 2 halves", "sync", 1.3, "async >= 1.3x sync sampl
 
 
 # -- dict vs arrays -------------------------------------------------------------------------------
+def _discard(step):
+    """A case step: ``step()`` with its result dropped (a case returns None or its parts)."""
+
+    def run() -> None:
+        step()
+
+    return run
+
+
 def _dict_cases(config: dict) -> tuple[list[Case], list[str]]:
     cells = config["width"] * config["height"]
     actions = np.random.default_rng(0).integers(0, 3, cells, dtype=np.int64)
@@ -54,7 +63,8 @@ def _dict_cases(config: dict) -> tuple[list[Case], list[str]]:
                 step = functools.partial(env.step, as_dict)
             else:
                 step = functools.partial(env.step_arrays, actions)
-            cases.append(Case(f"{api} {label}", step, meta={"agents": cells}, wake=threads > 1))
+            case = Case(f"{api} {label}", _discard(step), meta={"agents": cells}, wake=threads > 1)
+            cases.append(case)
     return cases, []
 
 
@@ -85,7 +95,7 @@ def _torchrl_cases(config: dict, num_envs: int) -> tuple[list[Case], list[str]]:
     raw = vector.make("pcs_v0", num_envs, seed=0, **kw)
     raw.reset()
     actions = np.random.default_rng(0).integers(0, 3, raw.num_envs, dtype=np.int64)
-    cases = [Case("raw vector", functools.partial(raw.step, actions))]
+    cases = [Case("raw vector", _discard(functools.partial(raw.step, actions)))]
 
     batched = make_batched_env("pcs_v0", num_envs, seed=0, **kw)
     td = [batched.reset()]
