@@ -1,4 +1,4 @@
-"""The dict API (built in C++ by DictBridge): the bytes of step_arrays, today's types, no aliasing."""
+"""The dict API (built in C++): the bytes of step_arrays, today's types, no aliasing."""
 
 import copy
 
@@ -140,7 +140,7 @@ def test_bad_dicts_still_get_the_checkers_messages():
 
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_dict_vector_and_async_agree(name):
-    """One instance: the dict env, the sync vector env and the async vector env give the same bytes."""
+    """One instance: the dict env, the sync and the async vector env give the same bytes."""
     cfg = dict(SMALL.get(name, {}), max_cycles=cycles(name, 30))
     single = make(name, max_cycles=cfg["max_cycles"])  # envcases.make adds SMALL
     sync = vector.make(name, 2, **cfg)
