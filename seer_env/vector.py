@@ -217,7 +217,7 @@ class SeerVectorEnv(VectorEnv):
         """Run a C++ step call; failed instances autoreset next, the first is named."""
         try:
             call(*args)
-        except Exception as exc:
+        except BaseException as exc:  # KeyboardInterrupt too: interrupted instances need a reset
             failed = list(self.sim.failed_instances)
             for i in failed:  # they need a reset: autoreset them next
                 self._autoreset[i] = True
