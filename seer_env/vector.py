@@ -27,7 +27,7 @@ only the masked instances.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -40,6 +40,22 @@ from seer_env.seeding import episode_seed
 from seer_env.validation import validate_int, validate_seed
 
 _STEP, _RESET, _SKIP = 0, 1, 2
+
+
+class _Step(NamedTuple):
+    """A step between its checks and its outputs (``step_async`` keeps it in flight)."""
+
+    args: tuple  # (actions, alive, modes, seeds) for the C++ call
+    resetting: np.ndarray  # instances that autoreset instead of stepping
+
+
+def name_instance(exc: BaseException, instance: int) -> None:
+    """Prefix ``exc``'s message with the failed instance and set ``exc.instance``."""
+    exc.instance = instance
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (f"instance {instance}: {exc.args[0]}", *exc.args[1:])
+    else:
+        exc.args = (f"instance {instance}", *exc.args)
 
 
 class SeerVectorEnv(VectorEnv):
@@ -78,6 +94,9 @@ class SeerVectorEnv(VectorEnv):
         self._autoreset = np.zeros(m, dtype=bool)
         self._alive = np.ones(m * a, dtype=np.uint8)  # rows still acting
         self._started = False
+        self._pending: _Step | None = None  # the step_async() in flight
+        #: Added to instance indices in error messages (set by SeerAsyncVectorEnv).
+        self.instance_offset = 0
 
     # -- helpers --------------------------------------------------------------------------------
     def _rows(self, instance_mask: np.ndarray) -> np.ndarray:
@@ -100,7 +119,7 @@ class SeerVectorEnv(VectorEnv):
         )
 
     def _next_seed(self, i: int) -> int:
-        configured = None if self._base_seed is None else (self._base_seed + i) % 2**64
+        configured = None if self._base_seed is None else (self._base_seed + int(i)) % 2**64
         return episode_seed(None, self._episode_seeds[i], configured)
 
     def _infos(self) -> dict[str, np.ndarray]:
@@ -120,6 +139,7 @@ class SeerVectorEnv(VectorEnv):
     # -- API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """Reset all instances (or those in ``options["reset_mask"]``)."""
+        self._require_no_step_in_flight("reset")
         m = self.num_instances
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
@@ -151,6 +171,63 @@ class SeerVectorEnv(VectorEnv):
 
     def step(self, actions: np.ndarray):
         """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
+        return (*self.step_rows(actions), self._infos())
+
+    def step_rows(self, actions: np.ndarray):
+        """``step()`` without the infos dict: ``(obs, rewards, terminations, truncations)``.
+
+        Fresh arrays (the next step does not overwrite them); infos stay in
+        ``self.sim.infos`` until the next step. For adapters (TorchRL) that
+        read the info table themselves.
+        """
+        step = self._begin_step(actions)
+        self._run(self.sim.step, *step.args)
+        return self._finish_step(step)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Start ``step(actions)`` on a background thread and return at once.
+
+        The actions are checked (ValueError) and copied before this returns;
+        the C++ step runs without the GIL while the caller computes something
+        else. ``step_wait()`` returns what ``step(actions)`` would have.
+        Anything else on this env before ``step_wait()`` raises RuntimeError.
+        """
+        step = self._begin_step(actions)
+        self.sim.step_async(*step.args)
+        self._pending = step
+
+    def step_wait(self):
+        """Wait for the ``step_async()`` in flight; ``(obs, rewards, terms, truncs, infos)``.
+
+        A failure inside the background step is raised here, its message
+        naming the instance (``exc.instance``); that instance resets on the
+        next step.
+        """
+        if self._pending is None:
+            raise RuntimeError("step_wait() called without a step_async() in flight")
+        step, self._pending = self._pending, None
+        self._run(self.sim.step_wait)
+        return (*self._finish_step(step), self._infos())
+
+    def _require_no_step_in_flight(self, what: str) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"{what}() called with a step_async() in flight; call step_wait()")
+
+    def _run(self, call, *args) -> None:
+        """Run a C++ step call; failed instances autoreset next, the first is named."""
+        try:
+            call(*args)
+        except BaseException as exc:  # KeyboardInterrupt too: interrupted instances need a reset
+            failed = list(self.sim.failed_instances)
+            for i in failed:  # they need a reset: autoreset them next
+                self._autoreset[i] = True
+            if failed:
+                name_instance(exc, self.instance_offset + failed[0])
+            raise
+
+    def _begin_step(self, actions: np.ndarray) -> _Step:
+        """Check ``actions`` and decide what each instance does (step or autoreset)."""
+        self._require_no_step_in_flight("step")
         if not self._started:
             raise RuntimeError("step() called before reset()")
         self.sim.prewake()  # parked workers wake while we check the actions
@@ -161,12 +238,11 @@ class SeerVectorEnv(VectorEnv):
         for i in np.flatnonzero(resetting):
             seeds[i] = self._next_seed(i)
         modes = np.where(resetting, _RESET, _STEP).astype(np.uint8)
-        was_alive = self._alive.copy()
-        try:
-            self.sim.step(actions, was_alive, modes, seeds)
-        finally:
-            for i in self.sim.failed_instances:  # they need a reset: autoreset them next
-                self._autoreset[i] = True
+        return _Step((actions, self._alive.copy(), modes, seeds), resetting)
+
+    def _finish_step(self, step: _Step):
+        """The step's outputs as fresh arrays, with black death and autoreset applied."""
+        resetting, seeds, was_alive = step.resetting, step.args[3], step.args[1]
         for i in np.flatnonzero(resetting):
             self._episode_seeds[i] = int(seeds[i])
         self._cycles[~resetting] += 1
@@ -192,12 +268,23 @@ class SeerVectorEnv(VectorEnv):
         self._alive[terms | truncs] = 0
         done_instances = ~self._alive.reshape(self.num_instances, -1).any(axis=1)
         self._autoreset = done_instances & ~resetting | self._autoreset & ~resetting
-        return obs, rewards, terms, truncs, self._infos()
+        return obs, rewards, terms, truncs
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release: threads are joined when the batch is freed."""
+        """Join the background thread (a ``step_async()`` in flight finishes first)."""
+        sim = self.__dict__.get("sim")  # absent when the constructor failed
+        if sim is not None:
+            sim.close()
+        self._pending = None
 
 
 def make(name: str, num_envs: int, **config: Any) -> SeerVectorEnv:
     """``num_envs`` instances of env ``name`` as one Gymnasium VectorEnv (see module doc)."""
     return SeerVectorEnv(name, num_envs, **config)
+
+
+def make_async(name: str, num_envs: int, num_batches: int = 2, **config: Any):
+    """``num_envs`` instances in ``num_batches`` async batches (``seer_env.async_vector``)."""
+    from seer_env.async_vector import make_async as _make_async  # imports this module
+
+    return _make_async(name, num_envs, num_batches, **config)

@@ -3,15 +3,29 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "interrupt.hpp"
+#include "seer/background_worker.hpp"
 #include "seer/vector_simulation.hpp"
 
 namespace py = pybind11;
 
 namespace seer::bindings {
 namespace {
+
+// The inputs of a background step, owned by the binding until step_wait():
+// the caller's arrays may change or die meanwhile.
+struct PendingStep {
+  std::vector<unsigned char> actions;
+  std::vector<std::uint8_t> alive, modes;
+  std::vector<std::uint64_t> seeds;
+  bool has_alive = false;
+  std::vector<std::exception_ptr> failures;
+  std::exception_ptr fatal;  // VectorSimulation::step itself threw (bad_alloc, ...)
+};
 
 // The batch and its output buffers (numpy arrays the C++ writes into).
 struct PyVectorSimulation {
@@ -22,12 +36,72 @@ struct PyVectorSimulation {
   py::array_t<std::int64_t> infos;
   std::vector<std::size_t> failed;
   std::atomic<bool> busy{false};
+  PendingStep pending;
+  // Declared last: destroyed first, so its thread (which uses `vec` and
+  // `pending`) is joined before they go.
+  BackgroundWorker worker;
 };
 
-py::array readonly(py::array a) {
+// The output buffers are written by a step in flight: refuse to show them.
+void require_no_step_in_flight(const PyVectorSimulation& self) {
+  if (self.worker.in_flight()) {
+    throw CallOrderError("a background step is in flight; call step_wait() first");
+  }
+}
+
+py::array readonly(const PyVectorSimulation& self, py::array a) {
+  require_no_step_in_flight(self);
   py::array view = a[py::slice(py::none(), py::none(), py::none())];
   view.attr("flags").attr("writeable") = false;
   return view;
+}
+
+// Records the failed instances and raises the first failure.
+void raise_failures(PyVectorSimulation& self, const std::vector<std::exception_ptr>& failures) {
+  self.failed.clear();
+  std::exception_ptr first;
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    if (failures[i]) {
+      self.failed.push_back(i);
+      if (!first) first = failures[i];
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+// Checked step inputs (with the GIL held): actions, alive (or empty), modes, seeds.
+struct StepInputs {
+  py::array actions;
+  py::array_t<std::uint8_t> alive, modes;
+  py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast> seeds;
+};
+
+StepInputs step_inputs(PyVectorSimulation& self, const py::object& actions,
+                       const py::object& alive, const py::object& modes,
+                       const py::object& seeds) {
+  const ModelSpec& s = self.vec->spec();
+  const std::size_t m = self.vec->size();
+  StepInputs in;
+  in.actions = action_array(s, actions, m * s.num_agents);
+  in.alive = mask_array(alive, m * s.num_agents, "alive");
+  in.modes = mask_array(modes, m, "modes");
+  in.seeds = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
+  if (in.modes.size() != static_cast<py::ssize_t>(m) || !in.seeds ||
+      in.seeds.size() != static_cast<py::ssize_t>(m)) {
+    throw std::invalid_argument("modes and seeds must have num_envs values");
+  }
+  for (py::ssize_t i = 0; i < in.modes.size(); ++i) {
+    if (in.modes.data()[i] > VectorSimulation::kSkip) {
+      throw std::invalid_argument("modes must be 0 (step), 1 (reset) or 2 (skip)");
+    }
+  }
+  return in;
+}
+
+template <class T>
+void copy_into(std::vector<T>& out, const py::array& a) {
+  out.resize(static_cast<std::size_t>(a.nbytes()) / sizeof(T));
+  if (a.nbytes() > 0) std::memcpy(out.data(), a.data(), static_cast<std::size_t>(a.nbytes()));
 }
 
 }  // namespace
@@ -71,42 +145,87 @@ void bind_vector(py::module_& m) {
       .def("step",
            [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
               const py::object& modes, const py::object& seeds) {
+             require_no_step_in_flight(self);
              BusyGuard guard(self.busy);
-             const ModelSpec& s = self.vec->spec();
-             const std::size_t m = self.vec->size();
-             const py::array acts = action_array(s, actions, m * s.num_agents);
-             const auto live = mask_array(alive, m * s.num_agents, "alive");
-             const auto mode = mask_array(modes, m, "modes");
-             auto seed = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
-             if (mode.size() != static_cast<py::ssize_t>(m) || !seed ||
-                 seed.size() != static_cast<py::ssize_t>(m)) {
-               throw std::invalid_argument("modes and seeds must have num_envs values");
-             }
-             for (py::ssize_t i = 0; i < mode.size(); ++i) {
-               if (mode.data()[i] > VectorSimulation::kSkip) {
-                 throw std::invalid_argument("modes must be 0 (step), 1 (reset) or 2 (skip)");
-               }
-             }
+             const StepInputs in = step_inputs(self, actions, alive, modes, seeds);
              std::vector<std::exception_ptr> failures;
              {
                SigintScope sigint(*self.vec);
                py::gil_scoped_release release;
-               failures = self.vec->step(acts.data(), alive.is_none() ? nullptr : live.data(),
-                                         mode.data(), seed.data());
+               failures = self.vec->step(in.actions.data(),
+                                         alive.is_none() ? nullptr : in.alive.data(),
+                                         in.modes.data(), in.seeds.data());
              }
-             self.failed.clear();
-             std::exception_ptr first;
-             for (std::size_t i = 0; i < failures.size(); ++i) {
-               if (failures[i]) {
-                 self.failed.push_back(i);
-                 if (!first) first = failures[i];
-               }
-             }
-             if (first) std::rethrow_exception(first);
+             raise_failures(self, failures);
            },
            py::arg("actions"), py::arg("alive"), py::arg("modes"), py::arg("seeds"),
            "Step (mode 0), reset (1, with seeds[i]) or skip (2) each instance, in one call. "
            "Raises the first failure; failed_instances lists all.")
+      .def("step_async",
+           [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
+              const py::object& modes, const py::object& seeds) {
+             // Held from here until step_wait(): no other call may touch the batch.
+             if (self.busy.exchange(true, std::memory_order_acquire)) {
+               throw CallOrderError(self.worker.in_flight()
+                                        ? "a background step is in flight; call step_wait() first"
+                                        : "this env is already running a call in another thread");
+             }
+             try {
+               const StepInputs in = step_inputs(self, actions, alive, modes, seeds);
+               PendingStep& p = self.pending;
+               copy_into(p.actions, in.actions);
+               p.has_alive = !alive.is_none();
+               if (p.has_alive) copy_into(p.alive, in.alive);
+               copy_into(p.modes, in.modes);
+               copy_into(p.seeds, in.seeds);
+               p.failures.clear();
+               p.fatal = nullptr;
+               VectorSimulation* vec = self.vec.get();
+               self.worker.submit([vec, &p] {
+                 try {
+                   p.failures = vec->step(p.actions.data(), p.has_alive ? p.alive.data() : nullptr,
+                                          p.modes.data(), p.seeds.data());
+                 } catch (...) {
+                   p.fatal = std::current_exception();
+                 }
+               });
+             } catch (...) {
+               self.busy.store(false, std::memory_order_release);
+               throw;
+             }
+           },
+           py::arg("actions"), py::arg("alive"), py::arg("modes"), py::arg("seeds"),
+           "step() on a background thread: returns at once (the inputs are copied); "
+           "step_wait() waits for it and raises its failures. Until then the outputs and "
+           "every other call are refused.")
+      .def("step_wait",
+           [](PyVectorSimulation& self) {
+             if (!self.worker.in_flight()) {
+               throw CallOrderError("step_wait() called without a step_async() in flight");
+             }
+             {
+               SigintScope sigint(*self.vec);  // Ctrl-C stops the background step
+               py::gil_scoped_release release;
+               self.worker.wait();
+             }
+             self.busy.store(false, std::memory_order_release);
+             if (self.pending.fatal) std::rethrow_exception(self.pending.fatal);
+             raise_failures(self, self.pending.failures);
+           },
+           "Wait for the step_async() in flight (GIL released) and raise its first failure; "
+           "failed_instances lists all.")
+      .def_property_readonly("in_flight",
+                             [](PyVectorSimulation& self) { return self.worker.in_flight(); },
+                             "A step_async() has not been waited for.")
+      .def("close",
+           [](PyVectorSimulation& self) {
+             {
+               py::gil_scoped_release release;
+               self.worker.stop();  // a step in flight finishes first; its results are dropped
+             }
+             self.busy.store(false, std::memory_order_release);
+           },
+           "Wait for a background step in flight and join the background thread.")
       .def("request_interrupt",
            [](PyVectorSimulation& self) { self.vec->request_interrupt(); },
            "Stop the step running in another thread. Thread-safe.")
@@ -118,35 +237,54 @@ void bind_vector(py::module_& m) {
       .def_property_readonly("spec", [](PyVectorSimulation& self) { return spec_dict(self.vec->spec()); },
                              "The model's spec (one instance's).")
       .def_property_readonly("observations",
-                             [](PyVectorSimulation& self) { return readonly(self.observations); },
+                             [](PyVectorSimulation& self) { return readonly(self, self.observations); },
                              "Read-only view of the batch observation buffer (copy it to keep it).")
-      .def_property_readonly("rewards", [](PyVectorSimulation& self) { return readonly(self.rewards); },
+      .def_property_readonly("rewards",
+                             [](PyVectorSimulation& self) { return readonly(self, self.rewards); },
                              "Read-only view of the float64 batch reward buffer.")
       .def_property_readonly("terminations",
-                             [](PyVectorSimulation& self) { return readonly(self.terminations); },
+                             [](PyVectorSimulation& self) { return readonly(self, self.terminations); },
                              "Read-only view of the uint8 batch termination buffer.")
       .def_property_readonly("truncations",
-                             [](PyVectorSimulation& self) { return readonly(self.truncations); },
+                             [](PyVectorSimulation& self) { return readonly(self, self.truncations); },
                              "Read-only view of the uint8 batch truncation buffer.")
-      .def_property_readonly("infos", [](PyVectorSimulation& self) { return readonly(self.infos); },
+      .def_property_readonly("infos",
+                             [](PyVectorSimulation& self) { return readonly(self, self.infos); },
                              "Read-only view of the int64 batch info buffer.")
-      .def("digest", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).digest(); },
+      .def("digest",
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
+             return self.vec->at(i).digest();
+           },
            py::arg("index"), "64-bit hash of instance `index` (as Simulation.digest).")
-      .def("steps", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).steps(); },
+      .def("steps",
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
+             return self.vec->at(i).steps();
+           },
            py::arg("index"), "Steps of instance `index` since its last reset.")
       .def("needs_reset",
-           [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).needs_reset(); },
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
+             return self.vec->at(i).needs_reset();
+           },
            py::arg("index"), "Whether instance `index` failed and needs a reset.")
-      .def("save", [](PyVectorSimulation& self, std::size_t i) { return py::bytes(self.vec->at(i).save()); },
+      .def("save",
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
+             return py::bytes(self.vec->at(i).save());
+           },
            py::arg("index"), "Save instance `index` (as Simulation.save).")
       .def("load",
            [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
+             require_no_step_in_flight(self);
              BusyGuard guard(self.busy);
              self.vec->at(i).load(std::string(blob));
            },
            py::arg("index"), py::arg("blob"), "Load a save() into instance `index`.")
       .def("last_step",
            [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
              py::dict d;
              const StepStats& s = self.vec->at(i).last_step();
              d["events"] = s.events;

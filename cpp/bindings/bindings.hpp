@@ -5,6 +5,7 @@
 
 namespace seer::bindings {
 
+void bind_dicts(pybind11::module_& m);
 void bind_errors(pybind11::module_& m);
 void bind_numba_model(pybind11::module_& m);
 void bind_plugins(pybind11::module_& m);

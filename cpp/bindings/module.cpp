@@ -10,6 +10,7 @@ PYBIND11_MODULE(_core, m) {
   seer::bindings::bind_rng(m);
   seer::bindings::bind_simulation(m);
   seer::bindings::bind_vector(m);
+  seer::bindings::bind_dicts(m);
   seer::bindings::bind_plugins(m);
   seer::bindings::bind_python_model(m);
   seer::bindings::bind_numba_model(m);

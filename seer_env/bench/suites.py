@@ -10,7 +10,9 @@
 1024 and PHOLD 16384 again (serial, parallel-2, auto) beside one busy process
 per usable CPU (``contention.py``); ``smoke`` has one tiny such group.
 
-Every group compares serial, parallel at each thread count, locked, barrier
+The boundary groups (``boundary.py``) time the Python shell instead: dict
+API vs arrays, TorchRL batched vs wrapper vs the raw vector env, async vs sync
+sampling. Every other group compares serial, parallel at each thread count, locked, barrier
 and auto (STPA); PCS and Aircraft groups add the reference env directly, under
 ``AsyncVectorEnv`` and under SuperSuit; PHOLD groups add the Python reference
 where it models the same work. ``stpa`` groups compare only serial, parallel
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seer_env.bench import aircraft, pcs, phold
+from seer_env.bench import aircraft, boundary, pcs, phold
 from seer_env.bench.groups import Group
 
 
@@ -96,6 +98,7 @@ def default_suite() -> list[Group]:
         phold.group(4096, 4000, label="PHOLD heavy: 4096, ~5 us/event", steps=1),
         hot_spot_group(),
         *stpa_groups(quick=True),
+        *boundary.groups(quick=True),
         *contention_groups(quick=True),
     ]
 
@@ -119,7 +122,12 @@ def full_suite() -> list[Group]:
     for remote in (0.05, 0.75):  # communication intensity (0.25 is in the sweep above)
         groups.append(phold.group(16384, 400, remote=remote, steps=1))
     groups.append(hot_spot_group())
-    return groups + stpa_groups(quick=False) + contention_groups(quick=False)
+    return (
+        groups
+        + stpa_groups(quick=False)
+        + boundary.groups(quick=False)
+        + contention_groups(quick=False)
+    )
 
 
 SUITES = {"smoke": smoke_suite, "default": default_suite, "full": full_suite}

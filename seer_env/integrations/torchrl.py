@@ -1,4 +1,9 @@
-"""TorchRL: seer_env envs as ``torchrl.envs.PettingZooWrapper`` envs.
+"""TorchRL: seer_env envs as ``torchrl.envs.PettingZooWrapper`` envs, or batched.
+
+Two routes: ``make_env`` wraps one ParallelEnv in TorchRL's
+``PettingZooWrapper`` (per-agent dicts, batch size ``[]``); ``make_batched_env``
+(:mod:`seer_env.integrations.torchrl_batched`) steps ``num_envs`` instances in
+one C++ call as an ``EnvBase`` with ``batch_size=[num_envs]``, the fast route.
 
 ```python
 from torchrl.envs.utils import check_env_specs
@@ -40,8 +45,9 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 from torchrl.envs import PettingZooWrapper
 
 import seer_env
+from seer_env.integrations.torchrl_batched import SeerBatchedEnv, make_batched_env
 
-__all__ = ["LiveActionsOnly", "make_env", "wrap"]
+__all__ = ["LiveActionsOnly", "SeerBatchedEnv", "make_batched_env", "make_env", "wrap"]
 
 
 class LiveActionsOnly(BaseParallelWrapper):

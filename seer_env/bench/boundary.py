@@ -1,0 +1,206 @@
+"""Boundary groups: what the Python shell around the runtime costs (issue 17).
+
+* ``dict_group``: pcs_v0 through the PettingZoo dict API (``env.step(dict)``)
+  and the array fast path (``step_arrays``), serial and parallel-2: the
+  per-agent cost of the dicts is ``dict - arrays``, and parallel-2 must keep
+  its gain through the dicts.
+* ``torchrl_group``: ``num_envs`` pcs_v0 instances one batch step at a time:
+  the raw ``SeerVectorEnv``, the batched TorchRL env (``SeerBatchedEnv``,
+  ``step_and_maybe_reset`` as a collector does), and TorchRL's
+  ``PettingZooWrapper`` over one env per instance.
+* ``async_group``: aircraft_v0 sampled with the MLP policy: the sync vector
+  env (policy on every instance, then the step) against the async one with
+  two half-batches in flight (the policy of one half runs while the other
+  steps). One case step is one step of every instance.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from seer_env import vector
+from seer_env.bench.adapters import NEVER
+from seer_env.bench.groups import Group, Target
+from seer_env.bench.timing import Case
+from seer_env.envs import pcs_v0
+from seer_env.policy import MlpPolicy
+
+DICT_TARGETS = (
+    Target("dict parallel-2", "dict serial", 1.8, "dict step: parallel(2) >= 1.8x serial"),
+)
+TORCHRL_TARGETS = (
+    Target("torchrl batched", "raw vector", 0.7, "TorchRL batched >= 0.7x raw SeerVectorEnv"),
+)
+ASYNC_TARGETS = (Target("async 2 halves", "sync", 1.3, "async >= 1.3x sync sampling"),)
+
+
+# -- dict vs arrays -------------------------------------------------------------------------------
+def _discard(step):
+    """A case step: ``step()`` with its result dropped (a case returns None or its parts)."""
+
+    def run() -> None:
+        step()
+
+    return run
+
+
+def _dict_cases(config: dict) -> tuple[list[Case], list[str]]:
+    cells = config["width"] * config["height"]
+    actions = np.random.default_rng(0).integers(0, 3, cells, dtype=np.int64)
+    cases = []
+    for executor, threads in (("serial", 1), ("parallel", 2)):
+        label = "serial" if threads == 1 else f"parallel-{threads}"
+        for api in ("dict", "arrays"):
+            env = pcs_v0.parallel_env(
+                **config, executor=executor, num_threads=threads, max_cycles=NEVER, seed=0
+            )
+            env.reset()
+            if api == "dict":
+                as_dict = dict(zip(env.possible_agents, actions.tolist()))
+                step = functools.partial(env.step, as_dict)
+            else:
+                step = functools.partial(env.step_arrays, actions)
+            case = Case(f"{api} {label}", _discard(step), meta={"agents": cells}, wake=threads > 1)
+            cases.append(case)
+    return cases, []
+
+
+def dict_group(size: int, *, rounds: int = 5, steps: int = 3) -> Group:
+    """pcs_v0 ``size x size``: dict step vs ``step_arrays``, serial and parallel-2."""
+    config = {"width": size, "height": size, "move_interval": 450.0}
+    return Group(
+        "boundary",
+        f"Dict API vs arrays: PCS {size}x{size} ({size * size} agents)",
+        config,
+        functools.partial(_dict_cases, config),
+        steps_per_turn=steps,
+        rounds=rounds,
+        targets=DICT_TARGETS if size == 64 else (),
+    )
+
+
+# -- TorchRL --------------------------------------------------------------------------------------
+def _torchrl_cases(config: dict, num_envs: int) -> tuple[list[Case], list[str]]:
+    try:
+        import torch
+        from torchrl.envs.utils import step_mdp  # noqa: F401 - the extra is installed
+
+        from seer_env.integrations.torchrl import make_batched_env, make_env
+    except ImportError as exc:
+        return [], [f"TorchRL cases left out: {exc}"]
+    kw = dict(config, max_cycles=NEVER, num_threads=1)
+    raw = vector.make("pcs_v0", num_envs, seed=0, **kw)
+    raw.reset()
+    actions = np.random.default_rng(0).integers(0, 3, raw.num_envs, dtype=np.int64)
+    cases = [Case("raw vector", _discard(functools.partial(raw.step, actions)))]
+
+    batched = make_batched_env("pcs_v0", num_envs, seed=0, **kw)
+    td = [batched.reset()]
+    group_actions = torch.from_numpy(actions).view(num_envs, -1)
+
+    def batched_step() -> None:
+        td[0].set((batched.group, "action"), group_actions)
+        _, td[0] = batched.step_and_maybe_reset(td[0])
+
+    cases.append(Case("torchrl batched", batched_step, close=batched.close))
+
+    wrapped = [make_env("pcs_v0", seed=i, **kw) for i in range(num_envs)]
+    tds = [w.reset() for w in wrapped]
+    group = batched.group
+    rows = group_actions.unbind(0)
+
+    def wrapper_step() -> None:
+        for i, w in enumerate(wrapped):
+            tds[i].set((group, "action"), rows[i])
+            _, tds[i] = w.step_and_maybe_reset(tds[i])
+
+    cases.append(Case("torchrl wrapper", wrapper_step))
+    return cases, []
+
+
+def torchrl_group(size: int = 8, num_envs: int = 8, *, rounds: int = 5, steps: int = 3) -> Group:
+    """``num_envs`` pcs_v0 ``size x size``: raw vector env vs TorchRL batched vs wrapper."""
+    config = {"width": size, "height": size}
+    return Group(
+        "boundary",
+        f"TorchRL: {num_envs} x PCS {size}x{size}, one batch step",
+        {**config, "num_envs": num_envs},
+        functools.partial(_torchrl_cases, config, num_envs),
+        steps_per_turn=steps,
+        rounds=rounds,
+        targets=TORCHRL_TARGETS,
+    )
+
+
+# -- async vs sync sampling -----------------------------------------------------------------------
+def _async_cases(config: dict, num_envs: int) -> tuple[list[Case], list[str]]:
+    kw = dict(config, max_cycles=NEVER, executor="serial", num_threads=1, seed=0)
+    sync = vector.make("aircraft_v0", num_envs, **kw)
+    obs = [sync.reset()[0]]
+    obs_dim = sync.single_observation_space.shape[0]
+    act_dim = sync.single_action_space.shape[0]
+    policy = MlpPolicy(obs_dim, act_dim, hidden=(64, 64), action_scale=0.1)
+
+    def sync_step() -> dict:
+        t0 = time.perf_counter()
+        actions = policy(obs[0])
+        t1 = time.perf_counter()
+        obs[0] = sync.step(actions)[0]
+        return {"policy": t1 - t0, "env": time.perf_counter() - t1}
+
+    env = vector.make_async("aircraft_v0", num_envs, num_batches=2, **kw)
+    first = env.reset()[0]
+    halves = [first[env.rows(0)], first[env.rows(1)]]
+    env.step_async(policy(halves[0]), batch=0)  # in flight from here on
+
+    def async_step() -> dict:
+        # Batch 0 is in flight: the policy of batch 1 runs meanwhile.
+        t0 = time.perf_counter()
+        env.step_async(policy(halves[1]), batch=1)
+        t1 = time.perf_counter()
+        halves[0] = env.step_wait(batch=0)[0]
+        t2 = time.perf_counter()
+        env.step_async(policy(halves[0]), batch=0)
+        t3 = time.perf_counter()
+        halves[1] = env.step_wait(batch=1)[0]
+        # "env": time the caller waited for the env (the part the policy did not hide).
+        return {"policy": (t1 - t0) + (t3 - t2), "env": (t2 - t1) + (time.perf_counter() - t3)}
+
+    def close() -> None:
+        env.close()  # waits for batch 0's step in flight
+
+    meta = {"instances": num_envs, "agents": num_envs * config["num_uavs"]}
+    return [
+        Case("sync", sync_step, meta=meta),
+        Case("async 2 halves", async_step, meta=meta, close=close),
+    ], []
+
+
+def async_group(
+    num_uavs: int = 128, num_envs: int = 8, *, rounds: int = 5, steps: int = 3
+) -> Group:
+    """aircraft_v0 ``num_envs x num_uavs`` with the MLP policy: sync vs async sampling."""
+    config = {"num_uavs": num_uavs}
+    return Group(
+        "boundary",
+        f"Sampling with the MLP policy: {num_envs} x Aircraft {num_uavs} UAVs, sync vs async",
+        {**config, "num_envs": num_envs},
+        functools.partial(_async_cases, config, num_envs),
+        steps_per_turn=steps,
+        rounds=rounds,
+        metric="sampling step (policy + env.step of every instance)",
+        targets=ASYNC_TARGETS,
+    )
+
+
+def groups(quick: bool) -> list[Group]:
+    """The boundary rows of a profile."""
+    sizes = (32, 64) if quick else (16, 32, 64, 128)
+    return [
+        *(dict_group(s, rounds=10 if s == 64 else 5) for s in sizes),
+        torchrl_group(),
+        async_group(),
+    ]

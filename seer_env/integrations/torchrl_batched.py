@@ -1,0 +1,228 @@
+"""TorchRL's batched route: an ``EnvBase`` over ``SeerVectorEnv`` (like TorchRL's ``VmasEnv``).
+
+```python
+from torchrl.envs.utils import check_env_specs
+from seer_env.integrations.torchrl import make_batched_env
+
+env = make_batched_env("pcs_v0", num_envs=8, width=8, height=8, seed=0)
+check_env_specs(env)
+td = env.rollout(100)  # td["next", "cell", "reward"].shape == [100, 8, 64, 1]
+```
+
+``batch_size`` is ``[num_envs]``: one TensorDict entry per env instance, each
+holding every agent of that instance. Agents form one group per agent kind
+(the prefix of their names: ``cell``, ``uav``); a group holds
+
+- ``observation``: ``float32[num_envs, num_agents, obs_dim]``;
+- ``action``: ``int64[num_envs, num_agents]`` (Discrete, an index) or
+  ``float32[num_envs, num_agents, dim]`` (Box);
+- ``reward``: ``float32[num_envs, num_agents, 1]``;
+- ``mask``: ``bool[num_envs, num_agents]``, ``False`` for agents that are gone
+  (aircraft_v0 UAVs that crashed): their rows carry zero observation, reward
+  and infos, and their actions are ignored;
+- ``info``: one ``int64[num_envs, num_agents]`` entry per info key of the env.
+
+``done``/``terminated``/``truncated`` are per instance (``[num_envs, 1]``, as in
+``VmasEnv``): an instance is done when none of its agents is left;
+``terminated`` when every agent terminated, ``truncated`` when it is done
+otherwise (``max_cycles``). Per-agent ends are ``~mask``. TorchRL resets done
+instances through ``"_reset"`` (collectors and ``rollout`` do); stepping a done
+instance without that restarts it (``SeerVectorEnv``'s NEXT_STEP autoreset).
+
+Every step is one C++ call for all instances. Outputs become tensors without
+per-agent Python work: ``torch.from_numpy`` over the fresh arrays
+``SeerVectorEnv`` returns (one copy out of its C++ buffers, which the next
+step overwrites) and one copy of the info table.
+
+Seeding: ``env.set_seed(s)`` (or ``reset(seed=s)``) makes the next full reset
+seed instance ``i`` with ``s + i``, exactly as ``SeerVectorEnv.reset(seed=s)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from tensordict import TensorDict, TensorDictBase
+from torchrl.data import Bounded, Categorical, Composite, Unbounded
+from torchrl.envs import EnvBase
+
+from seer_env.vector import SeerVectorEnv
+
+__all__ = ["SeerBatchedEnv", "make_batched_env"]
+
+
+class SeerBatchedEnv(EnvBase):
+    """``num_envs`` instances of a seer_env env as one batched TorchRL env.
+
+    Args:
+        name: env name (``seer_env.env_names()``).
+        num_envs: number of instances (the TorchRL batch size).
+        device: torch device of the returned tensors (the env runs on CPU).
+        **config: the env's own arguments (``seed``, ``num_threads``, ...).
+    """
+
+    def __init__(self, name: str, num_envs: int, *, device: Any = None, **config: Any) -> None:
+        self._vec = SeerVectorEnv(name, num_envs, **config)
+        vec = self._vec
+        super().__init__(device=device, batch_size=torch.Size([vec.num_instances]))
+        self.env_name = name
+        self.num_agents = vec.agents_per_instance
+        proto_names = [f"{vec.sim.spec['agent_prefix']}_{i}" for i in range(self.num_agents)]
+        #: The agent kind (name prefix) of the only group, e.g. ``"cell"``.
+        self.group = vec.sim.spec["agent_prefix"]
+        #: TorchRL's group map: group -> agent names (one instance's agents).
+        self.group_map = {self.group: proto_names}
+        self._info_keys = list(vec._info_keys)
+        self._pending_seed: int | None = None
+        m, a = vec.num_instances, self.num_agents
+        self._terminated = np.zeros(m * a, dtype=bool)  # agents that terminated (sticky)
+        self._done = np.zeros(m, dtype=bool)  # instances reported done
+        self._make_specs()
+
+    # -- specs ----------------------------------------------------------------------------------
+    def _make_specs(self) -> None:
+        vec, a = self._vec, self.num_agents
+        obs_space = vec.single_observation_space
+        obs_shape = torch.Size([a, *obs_space.shape])
+        low = torch.as_tensor(obs_space.low).expand(obs_shape)
+        high = torch.as_tensor(obs_space.high).expand(obs_shape)
+        if torch.isfinite(low).all() and torch.isfinite(high).all():
+            observation = Bounded(low, high, obs_shape, dtype=torch.float32)
+        else:
+            observation = Unbounded(obs_shape, dtype=torch.float32)
+        group_obs = Composite(
+            observation=observation,
+            mask=Categorical(2, torch.Size([a]), dtype=torch.bool),
+            shape=torch.Size([a]),
+        )
+        if self._info_keys:
+            group_obs["info"] = Composite(
+                {k: Unbounded(torch.Size([a]), dtype=torch.int64) for k in self._info_keys},
+                shape=torch.Size([a]),
+            )
+        act_space = vec.single_action_space
+        if self._vec._discrete:
+            action = Categorical(act_space.n, torch.Size([a]), dtype=torch.int64)
+        else:
+            act_shape = torch.Size([a, *act_space.shape])
+            action = Bounded(
+                torch.as_tensor(act_space.low).expand(act_shape),
+                torch.as_tensor(act_space.high).expand(act_shape),
+                act_shape,
+                dtype=torch.float32,
+            )
+        g = self.group
+        self.full_observation_spec_unbatched = Composite({g: group_obs})
+        self.full_action_spec_unbatched = Composite(
+            {g: Composite(action=action, shape=torch.Size([a]))}
+        )
+        self.full_reward_spec_unbatched = Composite(
+            {g: Composite(reward=Unbounded(torch.Size([a, 1])), shape=torch.Size([a]))}
+        )
+        flag = Categorical(2, torch.Size([1]), dtype=torch.bool)
+        self.full_done_spec_unbatched = Composite(
+            done=flag, terminated=flag.clone(), truncated=flag.clone()
+        )
+
+    # -- EnvBase --------------------------------------------------------------------------------
+    def _set_seed(self, seed: int | None) -> None:
+        self._pending_seed = seed
+
+    def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
+        seed = kwargs.pop("seed", None)
+        kwargs.pop("set_state", None)
+        if kwargs:
+            raise ValueError(f"reset() got unexpected arguments {sorted(kwargs)}")
+        reset = None if tensordict is None else tensordict.get("_reset", None)
+        m, a = self._vec.num_instances, self.num_agents
+        if reset is None or bool(reset.all()):
+            mask = np.ones(m, dtype=bool)
+            if seed is None:
+                seed, self._pending_seed = self._pending_seed, None
+            obs, infos = self._vec.reset(seed=seed)
+        else:
+            mask = reset.reshape(m).cpu().numpy()
+            obs, infos = self._vec.reset(options={"reset_mask": mask})
+        rows = np.repeat(mask, a)
+        self._terminated[rows] = False
+        self._done[mask] = False
+        obs[~self._vec._alive.astype(bool)] = 0  # rows of gone agents in instances not reset
+        false = torch.zeros((m, 1), dtype=torch.bool)
+        return self._output(obs, None, false, false, false)
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        vec, m, a = self._vec, self._vec.num_instances, self.num_agents
+        action = tensordict.get((self.group, "action"))
+        actions = action.detach().cpu().numpy().reshape(vec.action_space.shape)
+        # Instances reported done and not reset through "_reset" restart
+        # now (NEXT_STEP autoreset): their agents start over.
+        self._terminated[np.repeat(self._done, a)] = False
+        obs, rewards, terms, truncs = vec.step_rows(actions)
+        self._terminated |= terms
+        done = ~vec._alive.reshape(m, a).any(axis=1)
+        terminated = done & self._terminated.reshape(m, a).all(axis=1)
+        self._done = done.copy()  # "done" below is a view: _reset must not edit it
+        return self._output(
+            obs,
+            rewards,
+            torch.from_numpy(done).unsqueeze(-1),
+            torch.from_numpy(terminated).unsqueeze(-1),
+            torch.from_numpy(done & ~terminated).unsqueeze(-1),
+        )
+
+    def _output(
+        self,
+        obs: np.ndarray,
+        rewards: np.ndarray | None,
+        done: torch.Tensor,
+        terminated: torch.Tensor,
+        truncated: torch.Tensor,
+    ) -> TensorDictBase:
+        """The TensorDict of one reset/step from the vector env's fresh arrays."""
+        vec, m, a = self._vec, self._vec.num_instances, self.num_agents
+        alive = vec._alive.astype(bool)
+        group_size = torch.Size([m, a])
+        group: dict[str, Any] = {
+            "observation": torch.from_numpy(obs).view(m, a, -1),
+            "mask": torch.from_numpy(alive).view(m, a),
+        }
+        if rewards is not None:
+            group["reward"] = torch.from_numpy(rewards.astype(np.float32)).view(m, a, 1)
+        if self._info_keys:
+            table = np.array(vec.sim.infos)  # one copy: the next step overwrites the buffer
+            table[~alive] = 0
+            columns = torch.from_numpy(table).view(m, a, -1)
+            group["info"] = TensorDict._new_unsafe(
+                {k: columns[..., i] for i, k in enumerate(self._info_keys)},
+                batch_size=group_size,
+            )
+        out = TensorDict._new_unsafe(
+            {
+                self.group: TensorDict._new_unsafe(group, batch_size=group_size),
+                "done": done,
+                "terminated": terminated,
+                "truncated": truncated,
+            },
+            batch_size=self.batch_size,
+        )
+        if self.device is not None and self.device != torch.device("cpu"):
+            out = out.to(self.device)
+        return out
+
+    def close(self, *, raise_if_closed: bool = True) -> None:
+        """Release the vector env."""
+        self._vec.close()
+        super().close(raise_if_closed=raise_if_closed)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(env={self.env_name!r}, num_envs={self.batch_size[0]}, "
+            f"group={self.group!r}, n_agents={self.num_agents}, device={self.device})"
+        )
+
+
+def make_batched_env(name: str, num_envs: int, **config: Any) -> SeerBatchedEnv:
+    """``num_envs`` instances of env ``name`` as one batched TorchRL env (see module doc)."""
+    return SeerBatchedEnv(name, num_envs, **config)

@@ -1,0 +1,167 @@
+"""The dict API (built in C++): the bytes of step_arrays, today's types, no aliasing."""
+
+import copy
+
+import numpy as np
+import pytest
+from envcases import AGENTS_DIE, ENV_NAMES, SMALL, cycles, make
+
+from seer_env import vector
+from seer_env.async_vector import SeerAsyncVectorEnv
+
+
+def snapshot(outputs):
+    """A deep copy of step/reset outputs (arrays copied)."""
+    return copy.deepcopy(outputs)
+
+
+def assert_same(a, b):
+    """Equal dicts: same keys in the same order, values of the same type and bytes."""
+    assert type(a) is type(b)
+    if isinstance(a, dict):
+        assert list(a) == list(b)
+        for k in a:
+            assert_same(a[k], b[k])
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    else:
+        assert a == b or (a != a and b != b)
+
+
+def random_actions(env, rng):
+    space = env.action_space(env.possible_agents[0])
+    n = len(env.possible_agents)
+    if hasattr(space, "n"):
+        return rng.integers(0, space.n, n)
+    return rng.uniform(space.low, space.high, (n, *space.shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("kind", ["python int", "numpy scalar", "numpy row"])
+def test_dict_step_equals_step_arrays_through_deaths(name, kind):
+    length = cycles(name, 30)
+    by_dict, by_array = make(name, max_cycles=length), make(name, max_cycles=length)
+    obs_d, info_d = by_dict.reset(seed=4)
+    obs_a, _ = by_array.reset(seed=4)
+    for agent in by_dict.possible_agents:
+        assert obs_d[agent].tobytes() == obs_a[agent].tobytes()
+    rng = np.random.default_rng(9)
+    steps = 0
+    while by_dict.agents:
+        actions = random_actions(by_dict, rng)
+        live = list(by_dict.agents)
+        if kind == "python int":
+            given = dict(zip(by_dict.possible_agents, actions.tolist()))
+        elif kind == "numpy scalar":
+            given = dict(zip(by_dict.possible_agents, actions))  # np.int64 / float32 rows
+        else:
+            given = {a: np.asarray(actions[i]) for i, a in enumerate(by_dict.possible_agents)}
+        given = {a: given[a] for a in live}
+        obs, rew, term, trunc, info = by_dict.step(given)
+        o, r, te, tr = by_array.step_arrays(actions)
+        rows = [by_dict.possible_agents.index(a) for a in live]
+        assert list(obs) == live and list(rew) == live and list(info) == live
+        assert list(term) == live and list(trunc) == live
+        assert np.stack([obs[a] for a in live]).tobytes() == o[rows].tobytes()
+        assert [rew[a] for a in live] == r[rows].tolist()
+        assert [term[a] for a in live] == te[rows].tolist()
+        assert [trunc[a] for a in live] == tr[rows].tolist()
+        assert by_dict.agents == by_array.agents
+        steps += 1
+    assert steps == length or name in AGENTS_DIE
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_types_keys_and_separate_info_dicts(name):
+    env = make(name, max_cycles=cycles(name, 30))
+    obs, infos = env.reset(seed=0)
+    keys = list(infos[env.possible_agents[0]])
+    assert keys == list(env.sim.spec["info_keys"])
+    rng = np.random.default_rng(0)
+    space = env.observation_space(env.possible_agents[0])
+    while env.agents:
+        live = list(env.agents)
+        actions = random_actions(env, rng)
+        out = env.step(dict(zip(live, [actions[env.possible_agents.index(a)] for a in live])))
+        obs, rew, term, trunc, info = out
+        for a in live:
+            assert type(obs[a]) is np.ndarray and obs[a].dtype == space.dtype
+            assert obs[a].shape == space.shape
+            assert type(rew[a]) is float
+            assert type(term[a]) is bool and type(trunc[a]) is bool
+            assert list(info[a]) == keys and all(type(v) is int for v in info[a].values())
+        assert len({id(d) for d in info.values()}) == len(live)  # one dict per agent
+        assert env.agents is not env.possible_agents
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_returned_dicts_are_unchanged_by_later_steps(name):
+    """A user keeps last step's dicts: the next step, a reset or a write must not change them."""
+    env = make(name, max_cycles=cycles(name, 30))
+    kept = [env.reset(seed=1)]
+    copies = [snapshot(kept[0])]
+    rng = np.random.default_rng(1)
+    while env.agents:
+        live = env.agents
+        actions = random_actions(env, rng)
+        out = env.step({a: actions[env.possible_agents.index(a)] for a in live})
+        kept.append(out)
+        copies.append(snapshot(out))
+    env.reset(seed=2)
+    env.step({a: random_actions(env, rng)[i] for i, a in enumerate(env.agents)})
+    for got, expected in zip(kept, copies):
+        for g, e in zip(got, expected):
+            assert_same(g, e)
+
+
+def test_bad_dicts_still_get_the_checkers_messages():
+    """The C++ fast path declines what it does not accept; the ActionChecker words the error."""
+    env = make("pcs_v0")
+    env.reset(seed=0)
+    a0 = env.possible_agents[0]
+    good = {a: 0 for a in env.agents}
+    with pytest.raises(ValueError, match="no action for live agents"):
+        env.step({a: 0 for a in env.agents[1:]})
+    with pytest.raises(ValueError, match="unknown agents"):
+        env.step({**good, "ghost_0": 0})
+    with pytest.raises(ValueError, match=rf"actions\['{a0}'\] must be in \[0, "):
+        env.step({**good, a0: 99})
+    with pytest.raises(ValueError, match=rf"actions\['{a0}'\] must be an integer"):
+        env.step({**good, a0: 0.5})
+    with pytest.raises(ValueError, match=rf"actions\['{a0}'\] must be in"):
+        env.step({**good, a0: 2**70})
+    # Accepted by the checker though not by the fast path: the same step either way.
+    other = make("pcs_v0")
+    other.reset(seed=0)
+    obs, *_ = env.step({**good, a0: 2.0})
+    ref, *_ = other.step({**good, a0: 2})
+    assert obs[a0].tobytes() == ref[a0].tobytes()
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_dict_vector_and_async_agree(name):
+    """One instance: the dict env, the sync and the async vector env give the same bytes."""
+    cfg = dict(SMALL.get(name, {}), max_cycles=cycles(name, 30))
+    single = make(name, max_cycles=cfg["max_cycles"])  # envcases.make adds SMALL
+    sync = vector.make(name, 2, **cfg)
+    asyn = SeerAsyncVectorEnv(name, 2, num_batches=2, **cfg)
+    obs, _ = single.reset(seed=7)
+    o_sync, _ = sync.reset(seed=7)
+    o_async, _ = asyn.reset(seed=7)
+    n = len(single.possible_agents)
+    assert np.stack(list(obs.values())).tobytes() == o_sync[:n].tobytes() == o_async[:n].tobytes()
+    rng = np.random.default_rng(3)
+    while single.agents:
+        actions = np.concatenate([random_actions(single, rng)] * 2)
+        live = list(single.agents)
+        obs, rew, *_ = single.step({a: actions[single.possible_agents.index(a)] for a in live})
+        s = sync.step(actions)
+        asyn.step_async(actions[asyn.rows(1)], batch=1)
+        asyn.step_async(actions[asyn.rows(0)], batch=0)
+        first = asyn.step_wait(batch=0)
+        asyn.step_wait(batch=1)
+        rows = [single.possible_agents.index(a) for a in live]
+        assert np.stack([obs[a] for a in live]).tobytes() == s[0][rows].tobytes()
+        assert s[0][:n].tobytes() == first[0][:n].tobytes()
+        assert [rew[a] for a in live] == s[1][rows].tolist() == first[1][rows].tolist()
+    asyn.close()
