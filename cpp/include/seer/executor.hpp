@@ -33,8 +33,8 @@ struct StepStats {
   std::uint64_t events = 0;         // events handled
   std::uint64_t cross_events = 0;   // of those, scheduled by another entity
   std::uint64_t rounds = 0;         // synchronization rounds (horizons)
-  unsigned threads = 1;             // threads the step ran on (the parallel
-                                    // executor may shed some: AdaptivePool)
+  unsigned threads = 0;             // threads the step ran on (0: no step yet;
+                                    // the parallel executor may shed some)
   std::uint64_t parked_waits = 0;   // waits that parked a thread (a stall)
 };
 
