@@ -14,7 +14,7 @@ std::string describe(const char* what, const StepTiming& step, unsigned threads)
                 (static_cast<double>(step.wall_nanos) * static_cast<double>(step.threads));
   char text[200];
   std::snprintf(text, sizeof text, "%s: threads waited %.0f%% of a %u-thread step, %llu parked "
-                "waits; now %u thread%s",
+                "waits; next steps on %u thread%s",
                 what, 100.0 * share, step.threads,
                 static_cast<unsigned long long>(step.parked_waits), threads,
                 threads == 1 ? "" : "s");
