@@ -49,6 +49,10 @@ class RuntimeInfo:
     seconds: float
     events_total: int
     stpa: dict | None = None  # STPA's report when num_threads="auto" (after the first reset)
+    # The threads the last step ran on (the parallel executor sheds threads while
+    # rounds keep stalling on a busy machine, docs/runtime.md), and why.
+    threads_used: int = 0
+    thread_decision: str = ""
 
 
 class SeerParallelEnv(ParallelEnv):
@@ -334,6 +338,8 @@ class SeerParallelEnv(ParallelEnv):
             seconds=last["seconds"],
             events_total=self.sim.events_processed,
             stpa=self._stpa_report,
+            threads_used=last["threads"],
+            thread_decision=last["thread_decision"],
         )
 
     # -- rendering ------------------------------------------------------------------------------

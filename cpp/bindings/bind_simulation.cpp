@@ -281,8 +281,13 @@ void bind_simulation(py::module_& m) {
         d["cross_events"] = s.cross_events;
         d["rounds"] = s.rounds;
         d["seconds"] = self.sim->last_step_seconds();
+        d["threads"] = s.threads;
+        d["parked_waits"] = s.parked_waits;
+        d["thread_decision"] = self.sim->executor().thread_decision();
         return d;
-      }, "What the last step did: events, cross_events, rounds, seconds.");
+      }, "What the last step did: events, cross_events, rounds, seconds, threads (it ran on; "
+         "0 before the first step), parked_waits (waits that parked a thread), "
+         "thread_decision (why that many, when the executor adapts at run time).");
 }
 
 }  // namespace seer::bindings

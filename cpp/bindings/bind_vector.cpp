@@ -291,6 +291,9 @@ void bind_vector(py::module_& m) {
              d["cross_events"] = s.cross_events;
              d["rounds"] = s.rounds;
              d["seconds"] = self.vec->at(i).last_step_seconds();
+             d["threads"] = s.threads;
+             d["parked_waits"] = s.parked_waits;
+             d["thread_decision"] = self.vec->at(i).executor().thread_decision();
              return d;
            },
            py::arg("index"), "What instance `index`'s last step did (as Simulation.last_step).")

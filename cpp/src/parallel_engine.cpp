@@ -1,6 +1,8 @@
 #include "seer/parallel_engine.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <limits>
 #include <mutex>
 
@@ -16,6 +18,11 @@ constexpr std::uint64_t kBudgetBatch = 256;
 // Draining an entity starts the loads of the entity this many places later
 // in the claimed batch.
 constexpr std::size_t kPrefetchAhead = 2;
+
+using Clock = std::chrono::steady_clock;
+std::uint64_t nanos_between(Clock::time_point a, Clock::time_point b) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+}
 
 }  // namespace
 
@@ -52,6 +59,12 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
   std::vector<PerInstance> per;
   std::vector<EntityId> ready;         // scan scratch (global ids)
   std::vector<std::uint8_t> visited;   // steal scratch: lists drained this round
+  // Waiting, for the adaptive pool; measured only when a step has several
+  // threads (timed).
+  bool timed = false;
+  Clock::time_point round_start;
+  std::uint64_t wait_nanos = 0;
+  std::uint64_t parked_waits = 0;
 };
 
 // One run_steps call.
@@ -65,6 +78,8 @@ struct ParallelEngine::Batch {
 ParallelEngine::ParallelEngine(unsigned num_threads)
     : pool_(num_threads),
       barrier_(pool_.size()),
+      active_(pool_.size()),
+      adaptive_(pool_.size()),
       workers_(std::make_unique<Worker[]>(pool_.size())),
       executive_(pool_.size()) {}
 
@@ -92,9 +107,12 @@ void ParallelEngine::prepare(Batch& batch) {
                 static_cast<std::uint32_t>(i));
     }
   }
-  const unsigned t = pool_.size();
+  const unsigned t = active_;
   for (unsigned w = 0; w < t; ++w) {
     Worker& me = workers_[w];
+    me.timed = t > 1;
+    me.wait_nanos = 0;
+    me.parked_waits = 0;
     me.lo = total * w / t;
     me.hi = total * (w + 1) / t;
     auto& list = executive_[w];
@@ -121,15 +139,38 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     // relaxed: the pool's run() start orders this before every worker's adds.
     inst.events_in_step.store(0, std::memory_order_relaxed);
   }
+  // The adaptive pool picks how many threads take part; one runs on the
+  // caller alone (no wake-up, no barrier partner).
+  active_ = adaptive_.next_threads();
+  barrier_.set_participants(active_);
   prepare(batch);
-  pool_.run([&](unsigned w) { worker_step(w, batch); });
+  const Clock::time_point start = Clock::now();
+  if (active_ == 1) {
+    worker_step(0, batch);
+  } else {
+    pool_.run([&](unsigned w) {
+      if (w < active_) worker_step(w, batch);
+    });
+  }
+  StepTiming timing;
+  timing.threads = active_;
+  timing.wall_nanos = nanos_between(start, Clock::now());
+  for (unsigned w = 0; w < active_; ++w) {
+    timing.wait_nanos += workers_[w].wait_nanos;
+    timing.parked_waits += workers_[w].parked_waits;
+  }
+  for (std::size_t i = 0; i < count; ++i) timing.rounds = std::max(timing.rounds, instances[i]->rounds);
+  adaptive_.record(timing);
+  last_timing_ = timing;
   for (std::size_t i = 0; i < count; ++i) {
     stats[i] = StepStats{};
-    for (unsigned w = 0; w < pool_.size(); ++w) {
+    for (unsigned w = 0; w < active_; ++w) {
       stats[i].events += workers_[w].per[i].events;
       stats[i].cross_events += workers_[w].per[i].cross_events;
     }
     stats[i].rounds = instances[i]->rounds;
+    stats[i].threads = active_;
+    stats[i].parked_waits = timing.parked_waits;
     failures[i] = nullptr;
     try {
       instances[i]->rethrow_failure();
@@ -139,11 +180,28 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   }
 }
 
+void ParallelEngine::maybe_stall(unsigned w) {
+  if (stall_delay_.count() != 0 && w == stall_worker_) std::this_thread::sleep_for(stall_delay_);
+}
+
+void ParallelEngine::wait_at_barrier(Worker& me, Batch& batch) {
+  if (!me.timed) {
+    barrier_.arrive_and_wait([&] { end_round(batch); });
+    return;
+  }
+  const Clock::time_point arrived = Clock::now();
+  if (barrier_.arrive_and_wait([&] { end_round(batch); }) == WaitStage::kPark) ++me.parked_waits;
+  me.round_start = Clock::now();
+  me.wait_nanos += nanos_between(arrived, me.round_start);
+}
+
 void ParallelEngine::worker_step(unsigned w, Batch& batch) {
   Worker& me = workers_[w];
+  maybe_stall(w);
   begin_slice(me, batch);
-  barrier_.arrive_and_wait([&] { end_round(batch); });
+  wait_at_barrier(me, batch);
   while (!batch.all_finished) {
+    maybe_stall(w);
     // Scan: list my ready entities; remember the earliest of the others.
     for (auto& p : me.per) p.min = kNever;
     EntityId* out = me.ready.data();  // sized to the slice in prepare()
@@ -172,6 +230,16 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
     ExecutiveList& mine = *executive_[w];
     mine.push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
     mine.seal();
+    // How long to wait for another worker's list to be sealed: its scan is
+    // as long as mine (equal slices), so twice my scan time, and at least
+    // the spin budget. Past that the owner was likely preempted; it drains
+    // its own list anyway (stealing only evens out the load), so we go on
+    // to the barrier, which parks.
+    std::int64_t steal_budget = WaitBudget::kSpinNanos;
+    if (me.timed) {
+      steal_budget = std::max<std::int64_t>(
+          steal_budget, 2 * static_cast<std::int64_t>(nanos_between(me.round_start, Clock::now())));
+    }
     // Drain my own list first, then steal from the others' (w+1, w+2, ...)
     // once their owners have sealed them: an entity stays with one worker
     // round after round, so its state and queue stay in that core's cache,
@@ -181,19 +249,25 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
     // its time towards the next LB (emit), so a scan racing with it loses
     // nothing.
     drain_list(me, batch, mine);
-    steal(me, w, batch);
-    barrier_.arrive_and_wait([&] { end_round(batch); });
+    steal(me, w, batch, steal_budget);
+    wait_at_barrier(me, batch);
   }
 }
 
-void ParallelEngine::steal(Worker& me, unsigned w, Batch& batch) {
+void ParallelEngine::steal(Worker& me, unsigned w, Batch& batch, std::int64_t budget_nanos) {
   // Visit every other list once, in the order w+1, w+2, ..., each as soon as
   // its owner has sealed it: a slow scanner does not hold up the lists after
-  // it (with many threads, someone is always last).
-  const unsigned t = pool_.size();
+  // it (with many threads, someone is always last). Waiting for a seal ends
+  // after `budget_nanos` (see worker_step); every owner drains its own list,
+  // so skipping one loses no event.
+  const unsigned t = active_;
   me.visited.assign(t, 0);
   me.visited[w] = 1;
-  SpinWait wait;
+  // Spinning keeps a preempted owner off its core when threads outnumber
+  // cores: then only yield.
+  const bool spin = barrier_.budget().spin_nanos > 0;
+  Clock::time_point waiting_since{};
+  unsigned idle = 0;
   for (unsigned left = t - 1; left > 0;) {
     bool progress = false;
     for (unsigned k = 1; k < t; ++k) {
@@ -204,15 +278,34 @@ void ParallelEngine::steal(Worker& me, unsigned w, Batch& batch) {
       progress = true;
       drain_list(me, batch, *executive_[v]);
     }
-    if (!progress) wait.once();
+    if (progress) {
+      idle = 0;
+      continue;
+    }
+    // Read the clock every 64 idle passes (~20 ns a read).
+    if (idle++ % 64 == 0) {
+      const Clock::time_point now = Clock::now();
+      if (idle == 1) {
+        waiting_since = now;
+      } else if (static_cast<std::int64_t>(nanos_between(waiting_since, now)) > budget_nanos) {
+        if (me.timed) me.wait_nanos += nanos_between(waiting_since, now);
+        return;
+      }
+    }
+    if (spin) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
   }
+  if (me.timed && idle != 0) me.wait_nanos += nanos_between(waiting_since, Clock::now());
 }
 
 void ParallelEngine::drain_list(Worker& me, Batch& batch, ExecutiveList& list) {
   // Claim ready entities in small batches until none is left. Batches shrink
   // with the list so that threads finish the round together.
   const std::size_t claim =
-      std::clamp<std::size_t>(list.size_approx() / (4 * pool_.size()), 1, 32);
+      std::clamp<std::size_t>(list.size_approx() / (4 * active_), 1, 32);
   const EntityId* first = nullptr;
   for (std::size_t n; (n = list.pop_batch(claim, &first)) != 0;) {
     for (std::size_t k = 0; k < n; ++k) {
@@ -307,7 +400,7 @@ void ParallelEngine::end_round(Batch& batch) {
     ParallelInstance& inst = *batch.instances[i];
     if (inst.finished) continue;
     double lb = kNever;
-    for (unsigned w = 0; w < pool_.size(); ++w) lb = std::min(lb, workers_[w].per[i].min);
+    for (unsigned w = 0; w < active_; ++w) lb = std::min(lb, workers_[w].per[i].min);
     // acquire: pairs with fail()'s release (the barrier orders it anyway).
     if (inst.failed.load(std::memory_order_acquire) || !(lb < inst.window->t_end)) {
       inst.finished = true;
@@ -317,7 +410,7 @@ void ParallelEngine::end_round(Batch& batch) {
     inst.horizon = safe_horizon(lb, inst.lookahead, inst.window->t_end);
     all_finished = false;
   }
-  for (unsigned w = 0; w < pool_.size(); ++w) executive_[w]->reset();
+  for (unsigned w = 0; w < active_; ++w) executive_[w]->reset();
   batch.all_finished = all_finished;
 }
 
@@ -343,6 +436,12 @@ void ParallelEngine::initialize(ParallelInstance& inst) {
 
 void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   if (n == 0) return;
+  // Stepping on one thread (the adaptive pool shed the others): so does the
+  // boundary work, which would otherwise wait for the busy cores too.
+  if (adaptive_.threads() == 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex mutex;

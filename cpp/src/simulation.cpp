@@ -160,6 +160,7 @@ void Simulation::step(const void* actions, const std::uint8_t* alive) {
   const auto start = std::chrono::steady_clock::now();
   const StepWindow window = begin_step(actions, alive);
   StepStats stats;
+  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
   executor_->run_step(window, stats);
   finish_step(window, stats, start);
 }
@@ -189,6 +190,7 @@ void Simulation::run_window(double t_end, const void* actions, const std::uint8_
   const auto start = std::chrono::steady_clock::now();
   const StepWindow window = make_window(t_end, actions, alive);
   StepStats stats;
+  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
   executor_->run_step(window, stats);
   finish_step(window, stats, start);
 }

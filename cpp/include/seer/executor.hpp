@@ -33,6 +33,9 @@ struct StepStats {
   std::uint64_t events = 0;         // events handled
   std::uint64_t cross_events = 0;   // of those, scheduled by another entity
   std::uint64_t rounds = 0;         // synchronization rounds (horizons)
+  unsigned threads = 0;             // threads the step ran on (0: no step yet;
+                                    // the parallel executor may shed some)
+  std::uint64_t parked_waits = 0;   // waits that parked a thread (a stall)
 };
 
 class Executor {
@@ -60,6 +63,9 @@ class Executor {
   // A step is coming soon: wake parked worker threads now (a hint; executors
   // without threads ignore it).
   virtual void prewake() {}
+  // Why the last step ran on StepStats::threads threads, when the executor
+  // decides that at run time (empty otherwise).
+  virtual std::string thread_decision() const { return {}; }
 };
 
 // The conservative horizon: every event with time < the result is safe

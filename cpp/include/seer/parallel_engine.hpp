@@ -4,16 +4,18 @@
 // and is lent to the engine for one run_steps() or initialize() call.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "seer/adaptive_pool.hpp"
 #include "seer/executive_list.hpp"
 #include "seer/executor.hpp"
 #include "seer/local_queue.hpp"
 #include "seer/parallel_instance.hpp"
-#include "seer/spin_barrier.hpp"
+#include "seer/round_barrier.hpp"
 #include "seer/thread_pool.hpp"
 
 namespace seer {
@@ -23,8 +25,23 @@ class ParallelEngine {
   // Starts no thread (the pool starts on first use); allocates.
   explicit ParallelEngine(unsigned num_threads);
   ~ParallelEngine();
-  // Thread-safe.
+  // The pool's size: the most threads a step uses. Thread-safe.
   unsigned num_threads() const { return pool_.size(); }
+  // Threads the last run_steps() ran on, and how it went (AdaptivePool).
+  // Not thread-safe (read between steps, like every method below).
+  unsigned last_threads() const { return last_timing_.threads; }
+  const StepTiming& last_timing() const { return last_timing_; }
+  const AdaptivePool& adaptive() const { return adaptive_; }
+  // Turns the adaptive pool on (the default) or off (every step uses every
+  // thread).
+  void set_adaptive(bool enabled) { adaptive_.set_enabled(enabled); }
+  // Test hook: worker `worker` sleeps `delay` at the start of every round
+  // (and of the begin phase) while it takes part, as if it had lost its
+  // core; zero delay turns it off.
+  void set_stall_for_testing(unsigned worker, std::chrono::microseconds delay) {
+    stall_worker_ = worker;
+    stall_delay_ = delay;
+  }
   // Wakes parked workers for a step that is coming soon. Same threading
   // rules as ThreadPool::prewake(); does not block.
   void prewake() { pool_.prewake(); }
@@ -50,14 +67,23 @@ class ParallelEngine {
   struct Batch;
   void worker_step(unsigned w, Batch& batch);
   void begin_slice(Worker& me, Batch& batch);
-  void steal(Worker& me, unsigned w, Batch& batch);
+  void steal(Worker& me, unsigned w, Batch& batch, std::int64_t budget_nanos);
+  void wait_at_barrier(Worker& me, Batch& batch);
+  void maybe_stall(unsigned w);
   void drain_list(Worker& me, Batch& batch, ExecutiveList& list);
   void drain_entity(Worker& me, ParallelInstance& inst, std::size_t i, EntityId e, double horizon);
   void end_round(Batch& batch);
   void prepare(Batch& batch);
 
   ThreadPool pool_;
-  SpinBarrier barrier_;
+  RoundBarrier barrier_;
+  // Threads taking part in the current region (1 .. pool size): workers
+  // [0, active_) own slices; the others return at once.
+  unsigned active_;
+  AdaptivePool adaptive_;
+  StepTiming last_timing_;
+  unsigned stall_worker_ = 0;
+  std::chrono::microseconds stall_delay_{0};
   std::unique_ptr<Worker[]> workers_;
   // One list per worker, covering the worker's slice of the batch's entities.
   std::vector<std::unique_ptr<ExecutiveList>> executive_;

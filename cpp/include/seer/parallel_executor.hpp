@@ -47,6 +47,9 @@ class ParallelExecutor final : public Executor {
   std::string name() const override { return "parallel"; }
   unsigned num_threads() const override { return engine_->num_threads(); }
   void prewake() override { engine_->prewake(); }
+  std::string thread_decision() const override { return engine_->adaptive().reason(); }
+  // The engine this env runs on (tests reach the adaptive pool through it).
+  ParallelEngine& engine() { return *engine_; }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;

@@ -26,6 +26,7 @@ class SequentialBatchRunner final : public BatchRunner {
                  std::exception_ptr* failures, std::size_t count) override {
     for (std::size_t k = 0; k < count; ++k) {
       stats[k] = StepStats{};
+      stats[k].threads = members_.at(members[k])->num_threads();
       failures[k] = nullptr;
       try {
         members_.at(members[k])->run_step(windows[k], stats[k]);
