@@ -4,8 +4,9 @@
     python -m seer_env.baselines --tasks pcs_v1 --sizes small --seeds 3
     python -m seer_env.baselines --quick               # a smoke run: tiny budgets
 
-Fixed policies are scored on the evaluation seeds and the best one is kept
-(chosen on the same seeds, which favours it). PPO trains once per seed
+Fixed policies (constant actions; hand-written rules) are scored on the
+evaluation seeds and the best of each kind is kept (chosen on the same seeds,
+which favours them). PPO trains once per seed
 (seed s trains with s and is scored greedily on the same evaluation seeds);
 the table gives mean ± sd over training seeds for PPO and over evaluation
 episodes for the fixed policies.
@@ -29,31 +30,34 @@ from seer_env.baselines.ppo import PPOConfig, train
 # policy and to the vector env; env steps = updates * num_steps * num_envs.
 TASKS: dict[str, dict[str, dict]] = {
     "pcs_v1": {
-        "small": dict(env=dict(width=8, height=8), ppo=dict(num_envs=4, updates=40)),
-        "medium": dict(env=dict(width=16, height=16), ppo=dict(num_envs=2, updates=25)),
+        "small": dict(env=dict(width=8, height=8), ppo=dict(num_envs=4, updates=30)),
+        "medium": dict(env=dict(width=16, height=16), ppo=dict(num_envs=1, updates=30)),
     },
     "aircraft_v1": {
         "small": dict(
             env=dict(num_uavs=16), ppo=dict(num_envs=8, num_steps=128, updates=40, lr=3e-4,
-                                            gamma=0.99, minibatches=8, ent_coef=0.0)
+                                            gamma=0.99, gae_lambda=0.95, epochs=4,
+                                            minibatches=8, ent_coef=0.0)
         ),
         "medium": dict(
             env=dict(num_uavs=64), ppo=dict(num_envs=2, num_steps=128, updates=40, lr=3e-4,
-                                            gamma=0.99, minibatches=8, ent_coef=0.0)
+                                            gamma=0.99, gae_lambda=0.95, epochs=4,
+                                            minibatches=8, ent_coef=0.0)
         ),
     },
 }
 EVAL_SEEDS = [10_000 + i for i in range(5)]
 
 
-def fixed_policies(task: str, env) -> list:
-    """The fixed policies tried on ``task`` (the best one is reported)."""
+def fixed_policies(task: str, env) -> dict[str, list]:
+    """The fixed policies tried on ``task``: constant actions, and hand-written rules."""
     if task.startswith("pcs"):
-        out = [policies.ConstantGuard(g) for g in range(0, 6)]
-        if task != "pcs_v0":
-            out += [policies.RushHourGuard(r, b) for r in (3, 4, 5) for b in (0, 1)]
-        return out
-    return [policies.Hover(), policies.GoalSeeker(env.arena_size)]
+        rules = [policies.RushHourGuard(r, b) for r in (3, 4, 5) for b in (0, 1)]
+        return {
+            "best_constant": [policies.ConstantGuard(g) for g in range(0, 6)],
+            "best_rule": rules if task != "pcs_v0" else [],
+        }
+    return {"best_constant": [policies.Hover()], "best_rule": [policies.GoalSeeker(env.arena_size)]}
 
 
 def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
@@ -69,13 +73,15 @@ def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
     result["random"] = episode_returns(
         task, env_config, lambda env, s: policies.RandomPolicy(space, s), EVAL_SEEDS
     )
-    best = None
-    for pol in fixed_policies(task, probe):
-        scores = episode_returns(task, env_config, lambda env, s, p=pol: p, EVAL_SEEDS)
-        log(f"  {task} {size} {pol.name}: {np.mean(scores):.2f}")
-        if best is None or np.mean(scores) > np.mean(best[1]):
-            best = (pol.name, scores)
-    result["best_fixed"] = {"name": best[0], "returns": best[1]}
+    for kind, candidates in fixed_policies(task, probe).items():
+        best = None
+        for pol in candidates:
+            scores = episode_returns(task, env_config, lambda env, s, p=pol: p, EVAL_SEEDS)
+            log(f"  {task} {size} {pol.name}: {np.mean(scores):.2f}")
+            if best is None or np.mean(scores) > np.mean(best[1]):
+                best = (pol.name, scores)
+        if best is not None:
+            result[kind] = {"name": best[0], "returns": best[1]}
     result["fixed_seconds"] = time.perf_counter() - t0
 
     ppo_kwargs = dict(spec["ppo"])
@@ -103,21 +109,27 @@ def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
     return result
 
 
+def _cell(scores: list[float], name: str | None = None) -> str:
+    text = f"{np.mean(scores):.1f} ± {np.std(scores):.1f}"
+    return f"{text} ({name})" if name else text
+
+
 def table(results: list[dict]) -> str:
-    """The Markdown results table."""
+    """The Markdown results table (return per agent and episode, mean ± sd)."""
     lines = [
-        "| task | size | random | best fixed | PPO | PPO budget (env steps) | PPO wall / seed |",
-        "|---|---|---|---|---|---|---|",
+        "| task | size | random | best constant | best rule | PPO | PPO env steps | wall / seed |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ppo = [run["score"] for run in r["ppo"]["runs"]]
         wall = np.mean([run["train_seconds"] for run in r["ppo"]["runs"]])
-        bf = r["best_fixed"]
+        fixed = [
+            _cell(r[k]["returns"], r[k]["name"]) if k in r else "-"
+            for k in ("best_constant", "best_rule")
+        ]
         lines.append(
-            f"| {r['task']} | {r['size']} | {np.mean(r['random']):.1f} ± {np.std(r['random']):.1f}"
-            f" | {np.mean(bf['returns']):.1f} ± {np.std(bf['returns']):.1f} ({bf['name']})"
-            f" | {np.mean(ppo):.1f} ± {np.std(ppo):.1f} | {r['env_steps']:,}"
-            f" | {wall:.0f} s |"
+            f"| {r['task']} | {r['size']} | {_cell(r['random'])} | {fixed[0]} | {fixed[1]}"
+            f" | {_cell(ppo)} | {r['env_steps']:,} | {wall:.0f} s |"
         )
     return "\n".join(lines)
 
@@ -135,7 +147,9 @@ def plot(result: dict, path: Path) -> None:
         x, y = zip(*run["curve"])
         ax.plot(x, y, label=f"PPO seed {run['seed']} (sampled actions)")
     cycles = result.get("max_cycles", 1)
-    for key, style in (("random", ":"), ("best_fixed", "--")):
+    for key, style in (("random", ":"), ("best_constant", "--"), ("best_rule", "-.")):
+        if key not in result:
+            continue
         scores = result[key] if key == "random" else result[key]["returns"]
         name = "random" if key == "random" else result[key]["name"]
         ax.axhline(np.mean(scores) / cycles, linestyle=style, color="k", label=name)

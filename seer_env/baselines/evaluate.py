@@ -35,11 +35,14 @@ def episode_returns(
 
 
 class TorchPolicy:
-    """A trained agent of :mod:`seer_env.baselines.ppo`, acting greedily."""
+    """A trained agent of :mod:`seer_env.baselines.ppo`: greedy, or sampling from a seed."""
 
-    def __init__(self, agent, action_space) -> None:
-        self.agent, self.space = agent, action_space
-        self.name = "PPO (greedy)"
+    def __init__(self, agent, action_space, greedy: bool = True, seed: int = 0) -> None:
+        import torch
+
+        self.agent, self.space, self.greedy = agent, action_space, greedy
+        self.generator = torch.Generator().manual_seed(seed)
+        self.name = "PPO (greedy)" if greedy else "PPO (sampled)"
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         import torch
@@ -47,4 +50,14 @@ class TorchPolicy:
         from seer_env.baselines.ppo import to_env_actions
 
         with torch.no_grad():
-            return to_env_actions(self.agent.greedy(torch.as_tensor(obs)), self.space)
+            x = torch.as_tensor(obs)
+            if self.greedy:
+                return to_env_actions(self.agent.greedy(x), self.space)
+            dist = self.agent.dist(x)
+            if self.agent.discrete:
+                probs = dist.probs.reshape(-1, dist.probs.shape[-1])
+                action = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
+            else:
+                noise = torch.randn(dist.mean.shape, generator=self.generator)
+                action = dist.mean + dist.stddev * noise
+            return to_env_actions(action, self.space)
