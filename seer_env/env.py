@@ -339,20 +339,24 @@ class SeerParallelEnv(ParallelEnv):
             raise ValueError(f"actions must be a dict keyed by agent, got {type(actions).__name__}")
         live = self.agents
         missing = [a for a in live if a not in actions]
-        if missing:
+        if missing and self._discrete:
             raise ValueError(f"actions: no action for live agents {missing[:5]}")
-        if len(actions) != len(live):
+        if len(actions) != len(live) - len(missing):
             extra = [a for a in actions if a not in set(live)]
             unknown = [a for a in extra if a not in self._agent_index]
             if unknown:
                 raise ValueError(f"actions: unknown agents {unknown[:5]}")
             raise ValueError(f"actions: agents {extra[:5]} are not live")
+        if missing:  # Box: a live agent without an action takes the model's default (hover)
+            live = [a for a in live if a in actions]
         rows = [self._agent_index[a] for a in live]
         values = [actions[a] for a in live]
         n = len(self.possible_agents)
         alive = np.zeros(n, dtype=np.uint8)
         alive[rows] = 1
         shape = () if self._discrete else (self._act_dim,)
+        if not values:  # Box, nobody acting: everyone takes the default
+            return np.zeros((n, self._act_dim), dtype=np.float32), alive
         try:
             given = np.asarray(values)
         except (TypeError, ValueError):  # ragged: some action has the wrong shape
@@ -367,8 +371,7 @@ class SeerParallelEnv(ParallelEnv):
             # Check the kind before casting: complex to float32 drops the
             # imaginary part with only a warning, and strings would parse.
             given = self._require_real_actions(given, live).astype(np.float32)
-            self._check_box(given, live)
-            arr[rows] = given
+            arr[rows] = self._clip_box(given, live)
         return arr, alive
 
     def _raise_wrong_shape(self, names: list[str], values: list[Any], shape: tuple) -> None:
@@ -411,17 +414,26 @@ class SeerParallelEnv(ParallelEnv):
             raise ValueError(f"actions[{names[i]!r}] must be in [0, {self._act_n}), got {given[i]}")
         return given.astype(np.int64)
 
-    def _check_box(self, given: np.ndarray, names: list[str]) -> None:
-        finite = np.isfinite(given).all(axis=1)
-        inside = ((given >= self._act_low) & (given <= self._act_high)).all(axis=1)
-        bad = np.flatnonzero(~(finite & inside))
-        if bad.size:
-            i = int(bad[0])
-            what = "finite" if not finite[i] else f"within [{self._act_low}, {self._act_high}]"
-            raise ValueError(f"actions[{names[i]!r}] must be {what}, got {given[i].tolist()}")
+    def _clip_box(self, given: np.ndarray, names: list[str]) -> np.ndarray:
+        """Box actions clipped to the space, as Gymnasium's ``ClipAction`` (inf included).
+
+        NaN is an error, not 0: it means a policy diverged, and acting on it
+        (say, hovering) would hide that.
+        """
+        nan = np.isnan(given).any(axis=1)
+        if nan.any():
+            i = int(np.flatnonzero(nan)[0])
+            raise ValueError(f"actions[{names[i]!r}] must not be NaN, got {given[i].tolist()}")
+        return np.clip(given, self._act_low, self._act_high)
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
+        """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts.
+
+        Discrete actions must be in the space, one per live agent. Box actions
+        are clipped to the space (``ClipAction``), NaN raises ValueError, and a
+        live agent missing from ``actions`` takes the model's default action
+        (aircraft: hover).
+        """
         self._require_running()
         self.sim.prewake()  # parked workers wake while we convert the actions
         arr, alive = self._action_array(actions)
@@ -459,8 +471,9 @@ class SeerParallelEnv(ParallelEnv):
         """The array fast path: one row per possible agent, no per-agent dicts.
 
         Args:
-            actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box).
-                Rows of agents that are no longer live are ignored.
+            actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box:
+                clipped to the space like Gymnasium's ``ClipAction``; NaN raises
+                ValueError). Rows of agents that are no longer live are ignored.
 
         Returns:
             tuple: ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,
@@ -494,8 +507,8 @@ class SeerParallelEnv(ParallelEnv):
             arr = arr.astype(np.int64, copy=True)
             arr[rows] = checked
         else:
-            arr = np.ascontiguousarray(arr, dtype=np.float32)
-            self._check_box(arr[rows], live_names)
+            arr = np.array(arr, dtype=np.float32)  # a copy: clipped in place below
+            arr[rows] = self._clip_box(arr[rows], live_names)
         self.sim.step(arr, alive)
         self._cycles += 1
         terms = self.sim.terminations()

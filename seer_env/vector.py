@@ -19,6 +19,10 @@ SuperSuit's ``black_death``: from the step after their termination, their
 rows carry zero observations, reward 0 and neither flag, and their actions
 are ignored, until the instance resets.
 
+Actions are checked as ``ParallelEnv.step`` checks them: Discrete values
+must be in the space; Box values are clipped to it (Gymnasium's
+``ClipAction``) and NaN raises ValueError.
+
 ``reset(seed=s)`` seeds instance i with ``s + i``; ``reset()`` continues each
 instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
 ``options={"reset_mask": mask}`` (one value per row or per instance) resets
@@ -169,8 +173,10 @@ class SeerVectorEnv(VectorEnv):
             # became INT64_MIN: a HandlerError that killed the instance).
             bad = live & discrete_problems(actions, self.single_action_space.n)
         else:
+            # As ParallelEnv.step: clipped to the Box (ClipAction), NaN an error.
+            bad = live & np.isnan(actions).any(axis=1)
             low, high = self.single_action_space.low, self.single_action_space.high
-            bad = live & ~(np.isfinite(actions) & (actions >= low) & (actions <= high)).all(axis=1)
+            actions = np.clip(actions, low, high).astype(np.float32)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(f"actions[{row}] is outside the action space: {actions[row]!r}")

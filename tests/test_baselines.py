@@ -23,19 +23,18 @@ def test_rush_hour_rule_beats_every_constant_guard_on_pcs_v1():
 
 def test_short_ppo_on_small_pcs_beats_random():
     pytest.importorskip("torch")
-    from seer_env.baselines.ppo import PPOConfig, train
-
-    config = dict(width=4, height=4, num_threads=1)
-    cfg = PPOConfig(num_envs=4, num_steps=48, updates=6, env_config=config)
-    out = train("pcs_v1", cfg, seed=3, log=lambda line: None)
-    assert [h["update"] for h in out["history"]] == list(range(1, 7))
-    space = out["agent"].actor[-1].out_features
-    assert space == 11
     from gymnasium import spaces
 
-    ppo = score("pcs_v1", config, TorchPolicy(out["agent"], spaces.Discrete(11)))
-    rand = score("pcs_v1", config, policies.RandomPolicy(spaces.Discrete(11), 0))
-    assert ppo > rand + 10
+    from seer_env.baselines.ppo import PPOConfig, train
+
+    config = dict(num_threads=1)  # pcs_v1's defaults: 8x8 cells, 96 steps
+    cfg = PPOConfig(num_envs=2, num_steps=48, updates=6, env_config=config)
+    out = train("pcs_v1", cfg, seed=3, log=lambda line: None)
+    assert [h["update"] for h in out["history"]] == list(range(1, 7))
+    space = spaces.Discrete(11)
+    ppo = score("pcs_v1", config, TorchPolicy(out["agent"], space))
+    rand = score("pcs_v1", config, policies.RandomPolicy(space, 0))
+    assert ppo > rand + 10  # about -150 vs -171 per cell and episode
 
 
 def test_goal_seeker_reaches_goals_without_crashing():

@@ -40,10 +40,16 @@ while env.agents:
 
 ## Action
 
-``[thrust, roll_rate, pitch_rate, yaw_rate]`` in [-1, 1] (values outside are
-clipped, NaN counts as 0). Thrust/weight is ``1 + thrust``: 0 hovers, -1 cuts
-the motors, +1 is twice the weight. The rates command ``max_rate * value``
-rad/s to the body-rate controller. An agent that does not act hovers.
+``[thrust, roll_rate, pitch_rate, yaw_rate]`` in [-1, 1]. Thrust/weight is
+``1 + thrust``: 0 hovers, -1 cuts the motors, +1 is twice the weight. The
+rates command ``max_rate * value`` rad/s to the body-rate controller.
+
+What Gaussian policies need, the same in ``step``, ``step_arrays`` and the
+vector env: values outside [-1, 1], infinities included, are clipped to the
+Box (as Gymnasium's ``ClipAction`` does); NaN raises ``ValueError`` naming
+the agent (a NaN action means a policy diverged: acting on it would hide
+that). A live UAV missing from ``step``'s actions dict hovers (it acts as
+if given zeros); the array paths take a row for every agent.
 
 ## Observation (float32, per UAV)
 
