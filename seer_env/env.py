@@ -145,6 +145,21 @@ class RuntimeInfo:
     events_total: int
     stpa: dict | None = None  # STPA's report when num_threads="auto" (after the first reset)
 
+    def __repr__(self) -> str:
+        """One line; the fields (and ``stpa``, STPA's full report) hold the details."""
+        chose = ""
+        if self.stpa is not None:
+            choice = self.stpa.get("choice", {})
+            chose = (
+                f", stpa chose {choice.get('executor')} x{choice.get('num_threads')}"
+                f" ({self.stpa.get('source')}; .stpa has the report)"
+            )
+        return (
+            f"RuntimeInfo({self.executor} x{self.num_threads}, last step: {self.events} events"
+            f" ({self.cross_events} cross-entity), {self.rounds} rounds,"
+            f" {self.seconds * 1e3:.3g} ms; {self.events_total} events since reset{chose})"
+        )
+
 
 class SeerParallelEnv(ParallelEnv):
     """A PettingZoo ParallelEnv whose step runs on the seer_env runtime.
