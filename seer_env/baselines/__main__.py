@@ -30,8 +30,8 @@ from seer_env.baselines.ppo import PPOConfig, train
 # policy and to the vector env; env steps = updates * num_steps * num_envs.
 TASKS: dict[str, dict[str, dict]] = {
     "pcs_v1": {
-        "small": dict(env=dict(width=8, height=8), ppo=dict(num_envs=4, updates=30)),
-        "medium": dict(env=dict(width=16, height=16), ppo=dict(num_envs=1, updates=30)),
+        "small": dict(env=dict(width=8, height=8), ppo=dict(num_envs=8, updates=30)),
+        "medium": dict(env=dict(width=16, height=16), ppo=dict(num_envs=2, updates=30)),
     },
     "aircraft_v1": {
         "small": dict(
@@ -91,18 +91,26 @@ def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
     runs = []
     for seed in seeds:
         out = train(task, cfg, seed, log=log)
+        # Scored as trained: actions sampled from the policy (seeded per episode).
+        scores = episode_returns(
+            task, env_config, lambda env, s: TorchPolicy(out["agent"], space, False, s), EVAL_SEEDS
+        )
         greedy = TorchPolicy(out["agent"], space)
-        scores = episode_returns(task, env_config, lambda env, s: greedy, EVAL_SEEDS)
+        greedy_scores = episode_returns(task, env_config, lambda env, s: greedy, EVAL_SEEDS)
         runs.append(
             {
                 "seed": seed,
                 "returns": scores,
                 "score": float(np.mean(scores)),
+                "greedy_score": float(np.mean(greedy_scores)),
                 "train_seconds": out["seconds"],
                 "curve": [(h["env_steps"], h["mean_reward"]) for h in out["history"]],
             }
         )
-        log(f"  {task} {size} PPO seed {seed}: {np.mean(scores):.2f} ({out['seconds']:.0f} s)")
+        log(
+            f"  {task} {size} PPO seed {seed}: {np.mean(scores):.2f} sampled,"
+            f" {np.mean(greedy_scores):.2f} greedy ({out['seconds']:.0f} s)"
+        )
     result["ppo"] = {"config": cfg.__dict__ | {"env_config": env_config}, "runs": runs}
     result["env_steps"] = cfg.updates * cfg.num_steps * cfg.num_envs
     result["agent_steps"] = result["env_steps"] * len(probe.possible_agents)
@@ -162,29 +170,57 @@ def plot(result: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def merge(parts: list[dict]) -> dict:
+    """One result from runs of the same task and size that trained different seeds."""
+    out = dict(parts[0])
+    out["ppo"] = dict(parts[0]["ppo"])
+    out["ppo"]["runs"] = sorted((r for p in parts for r in p["ppo"]["runs"]), key=lambda r: r["seed"])
+    out["wall_seconds"] = max(p["wall_seconds"] for p in parts)
+    return out
+
+
+def report(out: Path) -> list[dict]:
+    """Merge every ``TASK_SIZE_seed*.json`` in ``out``; write PNGs and ``results.md``."""
+    groups: dict[tuple, list[dict]] = {}
+    for path in sorted(out.glob("*_seed*.json")):
+        r = json.loads(path.read_text())
+        groups.setdefault((r["task"], r["size"]), []).append(r)
+    order = [(t, s) for t in TASKS for s in TASKS[t]]
+    results = [merge(groups[k]) for k in order if k in groups]
+    for r in results:
+        plot(r, out / f"{r['task']}_{r['size']}.png")
+    (out / "results.md").write_text(table(results) + "\n")
+    return results
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     p.add_argument("--sizes", nargs="+", default=["small", "medium"])
     p.add_argument("--seeds", type=int, default=3, help="PPO training seeds")
-    p.add_argument("--out", default="baselines_out", help="folder for PNG and JSON")
+    p.add_argument("--first-seed", type=int, default=1, help="seeds first .. first + seeds - 1")
+    p.add_argument("--out", default="baselines_out", help="folder for PNG, JSON and results.md")
     p.add_argument("--quick", action="store_true", help="tiny PPO budgets (a smoke test)")
+    p.add_argument(
+        "--report-only", action="store_true", help="only merge the JSON in --out (runs split by seed)"
+    )
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = []
-    for task in args.tasks:
-        for size in args.sizes:
-            t0 = time.perf_counter()
-            r = run_task(task, size, list(range(1, args.seeds + 1)), args.quick, print)
-            import seer_env
+    if not args.report_only:
+        seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+        tag = f"seed{seeds[0]}" + (f"-{seeds[-1]}" if len(seeds) > 1 else "")
+        for task in args.tasks:
+            for size in args.sizes:
+                import seer_env
 
-            r["max_cycles"] = seer_env.make(task, **TASKS[task][size]["env"]).max_cycles
-            r["wall_seconds"] = time.perf_counter() - t0
-            results.append(r)
-            plot(r, out / f"{task}_{size}.png")
-            (out / f"{task}_{size}.json").write_text(json.dumps(r, indent=1))
-            print(table([r]), flush=True)
+                t0 = time.perf_counter()
+                r = run_task(task, size, seeds, args.quick, print)
+                r["max_cycles"] = seer_env.make(task, **TASKS[task][size]["env"]).max_cycles
+                r["wall_seconds"] = time.perf_counter() - t0
+                (out / f"{task}_{size}_{tag}.json").write_text(json.dumps(r, indent=1))
+                print(table([r]), flush=True)
+    results = report(out)
     print(table(results))
     return results
 
