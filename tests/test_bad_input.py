@@ -536,7 +536,6 @@ def test_bad_vector_box_actions():
     venv.step(np.zeros((6, 4), np.float32))
 
 
-
 def test_vector_box_actions_are_clipped():
     """Out-of-range and infinite Box actions act exactly as the clipped ones (ClipAction)."""
     config = dict(num_envs=2, num_uavs=3, substeps=2, executor="serial")
@@ -549,6 +548,7 @@ def test_vector_box_actions_are_clipped():
         got, want = venv.step(wild), shadow.step(tame)
         assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
     assert venv.sim.digest(0) == shadow.sim.digest(0)
+
 
 def test_concurrent_calls_refused():
     env = small_pcs(step_minutes=1e10, event_budget=0)

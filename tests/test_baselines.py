@@ -58,7 +58,9 @@ def test_table_formats_mean_and_sd():
         "size": "small",
         "random": [-2.0, -4.0],
         "best_constant": {"name": "constant guard 3", "returns": [-1.0, -1.0]},
-        "ppo": {"runs": [{"score": 1.0, "train_seconds": 10.0}, {"score": 3.0, "train_seconds": 20.0}]},
+        "ppo": {
+            "runs": [{"score": 1.0, "train_seconds": 10.0}, {"score": 3.0, "train_seconds": 20.0}]
+        },
         "env_steps": 1000,
     }
     text = table([result])

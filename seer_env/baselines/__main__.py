@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -35,14 +34,32 @@ TASKS: dict[str, dict[str, dict]] = {
     },
     "aircraft_v1": {
         "small": dict(
-            env=dict(num_uavs=16), ppo=dict(num_envs=8, num_steps=128, updates=40, lr=3e-4,
-                                            gamma=0.99, gae_lambda=0.95, epochs=4,
-                                            minibatches=8, ent_coef=0.0)
+            env=dict(num_uavs=16),
+            ppo=dict(
+                num_envs=8,
+                num_steps=128,
+                updates=40,
+                lr=3e-4,
+                gamma=0.99,
+                gae_lambda=0.95,
+                epochs=4,
+                minibatches=8,
+                ent_coef=0.0,
+            ),
         ),
         "medium": dict(
-            env=dict(num_uavs=64), ppo=dict(num_envs=2, num_steps=128, updates=40, lr=3e-4,
-                                            gamma=0.99, gae_lambda=0.95, epochs=4,
-                                            minibatches=8, ent_coef=0.0)
+            env=dict(num_uavs=64),
+            ppo=dict(
+                num_envs=2,
+                num_steps=128,
+                updates=40,
+                lr=3e-4,
+                gamma=0.99,
+                gae_lambda=0.95,
+                epochs=4,
+                minibatches=8,
+                ent_coef=0.0,
+            ),
         ),
     },
 }
@@ -61,6 +78,7 @@ def fixed_policies(task: str, env) -> dict[str, list]:
 
 
 def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
+    """Score random, the fixed policies and PPO (one training per seed) on one task and size."""
     import seer_env
 
     spec = TASKS[task][size]
@@ -93,10 +111,13 @@ def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
         out = train(task, cfg, seed, log=log)
         # Scored as trained: actions sampled from the policy (seeded per episode).
         scores = episode_returns(
-            task, env_config, lambda env, s: TorchPolicy(out["agent"], space, False, s), EVAL_SEEDS
+            task,
+            env_config,
+            lambda env, s, a=out["agent"]: TorchPolicy(a, space, False, s),
+            EVAL_SEEDS,
         )
         greedy = TorchPolicy(out["agent"], space)
-        greedy_scores = episode_returns(task, env_config, lambda env, s: greedy, EVAL_SEEDS)
+        greedy_scores = episode_returns(task, env_config, lambda env, s, g=greedy: g, EVAL_SEEDS)
         runs.append(
             {
                 "seed": seed,
@@ -174,7 +195,9 @@ def merge(parts: list[dict]) -> dict:
     """One result from runs of the same task and size that trained different seeds."""
     out = dict(parts[0])
     out["ppo"] = dict(parts[0]["ppo"])
-    out["ppo"]["runs"] = sorted((r for p in parts for r in p["ppo"]["runs"]), key=lambda r: r["seed"])
+    out["ppo"]["runs"] = sorted(
+        (r for p in parts for r in p["ppo"]["runs"]), key=lambda r: r["seed"]
+    )
     out["wall_seconds"] = max(p["wall_seconds"] for p in parts)
     return out
 
@@ -194,6 +217,7 @@ def report(out: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
+    """The command line (see the module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     p.add_argument("--sizes", nargs="+", default=["small", "medium"])
@@ -202,7 +226,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--out", default="baselines_out", help="folder for PNG, JSON and results.md")
     p.add_argument("--quick", action="store_true", help="tiny PPO budgets (a smoke test)")
     p.add_argument(
-        "--report-only", action="store_true", help="only merge the JSON in --out (runs split by seed)"
+        "--report-only",
+        action="store_true",
+        help="only merge the JSON in --out (runs split by seed)",
     )
     args = p.parse_args(argv)
     out = Path(args.out)

@@ -45,6 +45,7 @@ class TorchPolicy:
         self.name = "PPO (greedy)" if greedy else "PPO (sampled)"
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """One action row per agent for the observations ``obs``."""
         import torch
 
         from seer_env.baselines.ppo import to_env_actions

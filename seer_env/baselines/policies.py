@@ -21,6 +21,7 @@ class RandomPolicy:
         self.name = "random"
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """One action row per agent for the observations ``obs``."""
         n = len(obs)
         if isinstance(self.space, spaces.Discrete):
             return self.rng.integers(0, self.space.n, size=n)
@@ -36,6 +37,7 @@ class ConstantGuard:
         self.name = f"constant guard {guard}"
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """One action row per agent for the observations ``obs``."""
         return np.full(len(obs), self.guard, dtype=np.int64)
 
 
@@ -56,6 +58,7 @@ class RushHourGuard:
         self.name = f"rush-hour rule ({rush} at rush hours, else {base})"
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """One action row per agent for the observations ``obs``."""
         h = hour_of_day(obs)
         near = np.minimum(abs(h - 8.0), 24.0 - abs(h - 8.0))
         near = np.minimum(near, np.minimum(abs(h - 17.0), 24.0 - abs(h - 17.0)))
@@ -68,6 +71,7 @@ class Hover:
     name = "hover"
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """One action row per agent for the observations ``obs``."""
         return np.zeros((len(obs), 4), dtype=np.float32)
 
 
@@ -99,6 +103,7 @@ class GoalSeeker:
         self.turn_gain, self.max_rate = turn_gain, max_rate
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """One action row per agent for the observations ``obs``."""
         vel = obs[:, 3:6].astype(np.float64) * 10.0
         w, x, y, z = (obs[:, 6 + i].astype(np.float64) for i in range(4))
         to_goal = obs[:, 13:16].astype(np.float64) * self.arena

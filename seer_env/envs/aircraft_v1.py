@@ -3,12 +3,13 @@
 The model, spaces, events and arguments are aircraft_v0's (see its
 docstring); only these defaults differ:
 
-| argument | v0 | v1 | why |
-|---|---|---|---|
-| ``num_uavs`` | 256 | 16 | the learnable task's small size (docs/tasks.md) |
-| ``near_miss_penalty`` | 1.0 | 0.2 | a near miss is counted per *beacon* (20 per second per close neighbour): at 1.0 one encounter outweighed the whole flight |
-| ``crash_penalty`` | 10.0 | 30.0 | above the progress a flight can earn (~20 m at 16 UAVs), so crashing never pays |
-| ``max_cycles`` | 500 | 300 | 30 s: enough to reach any goal |
+- ``num_uavs`` 256 -> 16: the learnable task's small size (docs/tasks.md).
+- ``near_miss_penalty`` 1.0 -> 0.2: a near miss is counted per *beacon*
+  (20 per second per close neighbour), so at 1.0 one encounter outweighed the
+  whole flight.
+- ``crash_penalty`` 10.0 -> 30.0: above the progress a flight can earn
+  (~20 m at 16 UAVs), so crashing never pays.
+- ``max_cycles`` 500 -> 300: 30 s, enough to reach any goal.
 
 Measured on the defaults (3 seeds, return per UAV and episode): a PD goal
 seeker earns ~21 m of progress and pays ~5 for ~25 near-miss beacons and ~5
@@ -35,7 +36,7 @@ near_miss_penalty=0.2, crash_penalty=30.0, max_cycles=300, **aircraft_v0_argumen
 
 ## Version history
 
-- v1: reward weights rescaled (table above), new defaults.
+- v1: reward weights rescaled (list above), new defaults.
 - v0: initial release.
 """
 

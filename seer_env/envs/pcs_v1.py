@@ -17,8 +17,9 @@ have, which no constant guard count answers well:
 A guard channel pays when handoffs are frequent and the cell is full, and
 costs blocked calls otherwise: the right number depends on the hour and the
 cell's load. Mobility is the same everywhere on purpose: with phones walking
-at random, faster areas would be emptied of phones. Cells observe the time of day (two extra observation entries) besides
-pcs_v0's load, counters and neighbours. A rate is drawn at the cell and time
+at random, faster areas would be emptied of phones. Cells observe the time of
+day (two extra observation entries) besides pcs_v0's load, counters and
+neighbours. A rate is drawn at the cell and time
 where the draw happens (``cpp/models/pcs/traffic.hpp``), so every event stays
 entity-local and ``executor="parallel"`` is bit-identical to ``"serial"``.
 
