@@ -132,7 +132,14 @@ def test_render_modes():
     env.close()
     assert aircraft_v0.parallel_env(**SMALL).render() is None
     with pytest.raises(ValueError, match="render_mode"):
-        aircraft_v0.parallel_env(render_mode="human")
+        aircraft_v0.parallel_env(render_mode="window")
+
+
+def test_human_render_prints_the_ansi_text_headless(capsys):
+    env = aircraft_v0.parallel_env(**SMALL, seed=0, render_mode="human")
+    env.reset()
+    assert env.render() is None
+    assert capsys.readouterr().out.startswith("aircraft_v0 t=0.00 s step 0: 16/16 flying")
 
 
 @pytest.mark.parametrize(
