@@ -2,7 +2,9 @@
 
 A built-in env (``pcs_v0``, ``aircraft_v0``) is a thin subclass: it validates
 its arguments, turns them into the model's config, and adds rendering. Spaces,
-reset/step, the array fast path, seeding and pickling live here once.
+reset/step, the array fast path and pickling live here once; argument checks
+in ``seer_env.validation``, episode seeds in ``seer_env.seeding`` and action
+checks in ``seer_env.action_checker`` (shared with the vector env).
 """
 
 from __future__ import annotations
@@ -17,92 +19,23 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from seer_env import _core, stpa
+from seer_env.action_checker import ActionChecker
 from seer_env.python_model import PythonModel
+from seer_env.seeding import episode_seed
+from seer_env.seeding import next_episode_seed as _next_episode_seed
+from seer_env.validation import validate_int, validate_real, validate_seed
 
-_SEED_LIMIT = 2**64
-_MASK64 = _SEED_LIMIT - 1
-
-
-def _next_episode_seed(seed: int) -> int:
-    """Deterministic successor of an episode seed (splitmix64 step).
-
-    ``reset()`` without a seed continues from the previous episode's seed this
-    way, so two envs reset with the same seed stay identical through any
-    number of unseeded resets (autoreset paths call ``reset()`` bare).
-    """
-    z = (seed + 0x9E3779B97F4A7C15) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
-
-def episode_seed(requested: int | None, previous: int | None, configured: int | None) -> int:
-    """The seed of the next episode.
-
-    ``requested`` (``reset(seed=...)``) wins; else the successor of the
-    previous episode's seed (``reset()`` continues the stream); else the
-    constructor's ``seed``; else fresh OS entropy.
-    """
-    if requested is not None:
-        return requested
-    if previous is not None:
-        return _next_episode_seed(previous)
-    if configured is not None:
-        return configured
-    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
-
-
-def validate_seed(seed: Any, name: str = "seed") -> int | None:
-    """Return ``seed`` as an int in [0, 2**64), or None; ValueError otherwise."""
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
-        raise ValueError(f"{name} must be None or an integer in [0, 2**64), got {seed!r}")
-    value = int(seed.__index__())
-    if not 0 <= value < _SEED_LIMIT:
-        raise ValueError(f"{name} must be None or an integer in [0, 2**64), got {value}")
-    return value
-
-
-def validate_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """Return ``value`` as an int in [low, high]; ValueError naming ``name`` otherwise."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    value = int(value.__index__())
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {bound}, got {value}")
-    return value
-
-
-def validate_real(
-    name: str, value: Any, low: float, high: float = float("inf"), *, low_open: bool = False
-) -> float:
-    """Return ``value`` as a finite float in [low, high] ((low, high] if low_open)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    below = value <= low if low_open else value < low
-    if not np.isfinite(value) or below or value > high:
-        bracket = "(" if low_open else "["
-        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value}")
-    return value
-
-
-def require_real(arr: np.ndarray, name: str) -> np.ndarray:
-    """Return ``arr`` if its dtype is bool, integer or real; else ValueError naming ``name``."""
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be a bool, integer or real array, got dtype {arr.dtype}")
-    return arr
-
-
-def discrete_problems(actions: np.ndarray, n: int) -> np.ndarray:
-    """Mask of entries of a real array that are not integers in [0, n)."""
-    with np.errstate(invalid="ignore"):
-        bad = (actions < 0) | (actions >= n)
-        if actions.dtype.kind == "f":  # integral floats such as 2.0 are fine
-            bad |= ~np.isfinite(actions) | (actions != np.floor(actions))
-    return bad
+# The seeding and validation names are re-exported: they lived here before the
+# split, and user code (custom envs, old tests) imports them from here.
+__all__ = [
+    "RuntimeInfo",
+    "SeerParallelEnv",
+    "_next_episode_seed",
+    "episode_seed",
+    "validate_int",
+    "validate_real",
+    "validate_seed",
+]
 
 
 @contextlib.contextmanager
@@ -247,7 +180,7 @@ class SeerParallelEnv(ParallelEnv):
                 f"model must be a registered model name or a PythonModel subclass, "
                 f"got {self._model!r}"
             )
-        return _core.Simulation(self._model(**self._model_config), **self._options)
+        return _core.Simulation(self._model.from_config(self._model_config), **self._options)
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:
@@ -272,11 +205,8 @@ class SeerParallelEnv(ParallelEnv):
         )
         self._info_keys = list(spec["info_keys"])
         self._rows_to_dicts = _rows_to_dicts_function(self._info_keys)
-        self._discrete = act["discrete"]
-        self._act_dim = act["dim"]
-        self._act_n = act["n"]
-        self._act_low = np.float32(act["low"])
-        self._act_high = np.float32(act["high"])
+        self._actions = ActionChecker(act)
+        self._discrete = self._actions.discrete
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of ``agent`` (one shared object)."""
@@ -349,109 +279,17 @@ class SeerParallelEnv(ParallelEnv):
         if not self.agents:
             raise RuntimeError("step() called with no live agents (episode over); call reset()")
 
-    def _action_array(self, actions: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-        if not isinstance(actions, dict):
-            raise ValueError(f"actions must be a dict keyed by agent, got {type(actions).__name__}")
-        live = self.agents
-        missing = [a for a in live if a not in actions]
-        if missing and self._discrete:
-            raise ValueError(f"actions: no action for live agents {missing[:5]}")
-        if len(actions) != len(live) - len(missing):
-            extra = [a for a in actions if a not in set(live)]
-            unknown = [a for a in extra if a not in self._agent_index]
-            if unknown:
-                raise ValueError(f"actions: unknown agents {unknown[:5]}")
-            raise ValueError(f"actions: agents {extra[:5]} are not live")
-        if missing:  # Box: a live agent without an action takes the model's default (hover)
-            live = [a for a in live if a in actions]
-        rows = [self._agent_index[a] for a in live]
-        values = [actions[a] for a in live]
-        n = len(self.possible_agents)
-        alive = np.zeros(n, dtype=np.uint8)
-        alive[rows] = 1
-        shape = () if self._discrete else (self._act_dim,)
-        if not values:  # Box, nobody acting: everyone takes the default
-            return np.zeros((n, self._act_dim), dtype=np.float32), alive
-        try:
-            given = np.asarray(values)
-        except (TypeError, ValueError):  # ragged: some action has the wrong shape
-            given = None
-        if given is None or given.shape != (len(live), *shape):
-            self._raise_wrong_shape(live, values, shape)
-        if self._discrete:
-            arr = np.zeros(n, dtype=np.int64)
-            arr[rows] = self._check_discrete(given, live)
-        else:
-            arr = np.zeros((n, self._act_dim), dtype=np.float32)
-            # Check the kind before casting: complex to float32 drops the
-            # imaginary part with only a warning, and strings would parse.
-            given = self._require_real_actions(given, live).astype(np.float32)
-            arr[rows] = self._clip_box(given, live)
-        return arr, alive
-
-    def _raise_wrong_shape(self, names: list[str], values: list[Any], shape: tuple) -> None:
-        """Name the first agent whose action does not have ``shape`` (error path only)."""
-        what = "an integer scalar" if self._discrete else f"an array of shape {shape}"
-        for name, value in zip(names, values):
-            try:
-                ok = np.shape(value) == shape
-            except (TypeError, ValueError):  # ragged nested lists
-                ok = False
-            if not ok:
-                raise ValueError(f"actions[{name!r}] must be {what}, got {value!r}")
-        raise ValueError(f"actions must be {what} per agent")
-
-    def _require_real_actions(self, given: np.ndarray, names: list[str]) -> np.ndarray:
-        """``given`` if its dtype is bool/int/real; else ValueError naming the first bad agent."""
-        if given.dtype.kind in "biuf":
-            return given
-        flat = given.reshape(len(names), -1).tolist()
-        for name, row in zip(names, flat):
-            if not all(isinstance(v, (bool, int, float)) for v in row):
-                value = row[0] if self._discrete else row
-                raise ValueError(f"actions[{name!r}] must be numeric, got {value!r}")
-        return given  # Python numbers (ints beyond int64, say): range checks follow
-
-    def _check_discrete(self, given: np.ndarray, names: list[str]) -> np.ndarray:
-        if given.dtype.kind == "f":  # accept integral floats such as 2.0
-            with np.errstate(invalid="ignore"):
-                bad = np.flatnonzero(~np.isfinite(given) | (given != np.floor(given)))
-            if bad.size:
-                i = int(bad[0])
-                raise ValueError(f"actions[{names[i]!r}] must be an integer, got {given[i]!r}")
-        else:
-            given = self._require_real_actions(given, names)  # object arrays: big ints, None, ...
-        if given.dtype.kind == "O":  # Python ints beyond int64, all numeric
-            given = given.astype(np.float64)
-        bad = np.flatnonzero((given < 0) | (given >= self._act_n))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"actions[{names[i]!r}] must be in [0, {self._act_n}), got {given[i]}")
-        return given.astype(np.int64)
-
-    def _clip_box(self, given: np.ndarray, names: list[str]) -> np.ndarray:
-        """Box actions clipped to the space, as Gymnasium's ``ClipAction`` (inf included).
-
-        NaN is an error, not 0: it means a policy diverged, and acting on it
-        (say, hovering) would hide that.
-        """
-        nan = np.isnan(given).any(axis=1)
-        if nan.any():
-            i = int(np.flatnonzero(nan)[0])
-            raise ValueError(f"actions[{names[i]!r}] must not be NaN, got {given[i].tolist()}")
-        return np.clip(given, self._act_low, self._act_high)
-
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts.
 
         Discrete actions must be in the space, one per live agent. Box actions
         are clipped to the space (``ClipAction``), NaN raises ValueError, and a
         live agent missing from ``actions`` takes the model's default action
-        (aircraft: hover).
+        (aircraft: hover). See ``seer_env.action_checker``.
         """
         self._require_running()
         self.sim.prewake()  # parked workers wake while we convert the actions
-        arr, alive = self._action_array(actions)
+        arr, alive = self._actions.check_dict(actions, self.agents, self._agent_index)
         self.sim.step(arr, alive)
         self._cycles += 1
         live = self.agents
@@ -497,40 +335,26 @@ class SeerParallelEnv(ParallelEnv):
         self._require_running()
         self.sim.prewake()  # parked workers wake while we check the actions
         n = len(self.possible_agents)
-        shape = (n,) if self._discrete else (n, self._act_dim)
-        arr = np.asarray(actions)
-        if arr.shape != shape:
-            raise ValueError(f"actions must have shape {shape}, got {arr.shape}")
         live_names = self.agents
         if len(live_names) == n:  # the common case: nobody is gone, no index work
-            rows = np.arange(n)
-            alive = None
+            rows = alive = live = None
         else:
             rows = np.fromiter(
                 map(self._agent_index.__getitem__, live_names), np.intp, len(live_names)
             )
             alive = np.zeros(n, dtype=np.uint8)
             alive[rows] = 1
-        if arr.dtype.kind not in "biuf":
-            self._require_real_actions(arr[rows], live_names)  # names a non-numeric agent
-            raise ValueError(
-                f"actions must be a bool, integer or real array, got dtype {arr.dtype}"
-            )
-        if self._discrete:
-            arr = np.ascontiguousarray(arr)
-            checked = self._check_discrete(arr[rows], live_names)
-            arr = arr.astype(np.int64, copy=True)
-            arr[rows] = checked
-        else:
-            arr = np.array(arr, dtype=np.float32)  # a copy: clipped in place below
-            arr[rows] = self._clip_box(arr[rows], live_names)
+            live = alive.view(bool)
+        arr = self._actions.check_array(actions, n, live=live, names=self.possible_agents)
         self.sim.step(arr, alive)
         self._cycles += 1
         terms = self.sim.terminations()
         truncs = self.sim.truncations()
         if self._cycles >= self.max_cycles:
             truncs[:] = True
-        done = (terms | truncs)[rows]
+        done = terms | truncs
+        if rows is not None:
+            done = done[rows]
         if done.any():
             self.agents = [a for a, d in zip(live_names, done.tolist()) if not d]
         return self.sim.observations(), self.sim.rewards(), terms, truncs

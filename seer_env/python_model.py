@@ -41,7 +41,7 @@ write the hooks::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -66,6 +66,21 @@ def _packed_dtype(name: str, dtype: Any) -> np.dtype:
             f"{name} must have no padding (fields use {used} of {dtype.itemsize} bytes): {dtype}"
         )
     return dtype
+
+
+def _dtype_record(dtype: np.dtype) -> dict[str, Any]:
+    """A structured dtype as the plain dict numpy.dtype() accepts (names, formats, ...)."""
+    formats = []
+    for name in dtype.names:
+        field = dtype.fields[name][0]
+        base = _dtype_record(field.base) if field.base.names else field.base.str
+        formats.append((base, field.shape) if field.shape else base)
+    return {
+        "names": list(dtype.names),
+        "formats": formats,
+        "offsets": [dtype.fields[n][1] for n in dtype.names],
+        "itemsize": dtype.itemsize,
+    }
 
 
 def _box_bounds(name: str, space: Any) -> tuple[int, list[float], list[float]]:
@@ -97,6 +112,16 @@ class PythonModel:
         total_keys: env-wide integer counters returned by ``totals``.
         agent_prefix: agents are named ``f"{agent_prefix}_{i}"``.
         name: model name in messages (default: the class name).
+        params: the declared parameters (the keyword arguments of ``__init__``),
+            dicts with the keys of a C++ declaration's table rows: ``name``,
+            ``type`` ("int" or "real"), ``default``, ``low``, ``high`` and
+            optionally ``low_open``, ``high_is_cap``, ``doc``. Declared: the env
+            validates the config against them and fills in the defaults.
+        space_docs: ``{"observation"|"action"|"state": {"shape", "dtype",
+            "bounds"}}`` as text for docs (optional).
+
+    ``workload_spec()`` returns the declaration with the structure of
+    ``seer_env._core.workload_spec`` (docs/workloads-declaration.md).
 
     Instance attributes, set in ``__init__``:
         num_entities, num_agents (agents are entities ``0..num_agents-1``),
@@ -119,6 +144,51 @@ class PythonModel:
     total_keys: ClassVar[Sequence[str]] = ()
     agent_prefix: ClassVar[str] = "agent"
     name: ClassVar[str] = ""
+    params: ClassVar[Sequence[Mapping[str, Any]]] = ()
+    space_docs: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+
+    @classmethod
+    def workload_spec(cls) -> dict[str, Any]:
+        """The model's declaration, with the structure of ``_core.workload_spec``."""
+        params = []
+        for p in cls.params:
+            row = {"low_open": False, "high_is_cap": False, "doc": "", "default_doc": "", **p}
+            if row["type"] not in ("int", "real"):
+                raise ValueError(f"params[{row['name']!r}] type must be 'int' or 'real'")
+            params.append(row)
+        empty = {"shape": "", "dtype": "", "bounds": ""}
+        records = {}
+        if cls.state_dtype is not None:
+            records["state"] = _dtype_record(_packed_dtype("state_dtype", cls.state_dtype))
+        if cls.payload_dtype is not None:
+            records["payload"] = _dtype_record(_packed_dtype("payload_dtype", cls.payload_dtype))
+        return {
+            "name": cls.name or cls.__name__,
+            "summary": (cls.__doc__ or "").strip().split("\n")[0],
+            "params": params,
+            "spaces": {
+                k: {**empty, **cls.space_docs.get(k, {})}
+                for k in ("observation", "action", "state")
+            },
+            "info_keys": [str(k) for k in cls.info_keys],
+            "total_keys": [str(k) for k in cls.total_keys],
+            "event_kinds": [str(k) for k in cls.event_kinds],
+            "records": records,
+        }
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> PythonModel:
+        """Build the model from a config: checked against ``params`` when declared."""
+        if not cls.params:
+            return cls(**config)
+        from seer_env.workloads import validate_params  # noqa: PLC0415 (workloads imports env)
+
+        spec = cls.workload_spec()
+        unknown = sorted(set(config) - {p["name"] for p in spec["params"]})
+        if unknown:
+            raise ValueError(f"unknown config key {unknown[0]!r} for model {spec['name']}")
+        values = {p["name"]: config.get(p["name"], p["default"]) for p in spec["params"]}
+        return cls(**validate_params(spec, values))
 
     def __init__(self) -> None:
         self.num_entities = 0

@@ -19,9 +19,10 @@ SuperSuit's ``black_death``: from the step after their termination, their
 rows carry zero observations, reward 0 and neither flag, and their actions
 are ignored, until the instance resets.
 
-Actions are checked as ``ParallelEnv.step`` checks them: Discrete values
-must be in the space; Box values are clipped to it (Gymnasium's
-``ClipAction``) and NaN raises ValueError.
+Actions are checked as ``ParallelEnv.step`` checks them
+(``seer_env.action_checker``): Discrete values must be in the space; Box
+values are clipped to it (Gymnasium's ``ClipAction``) and NaN raises
+ValueError.
 
 ``reset(seed=s)`` seeds instance i with ``s + i``; ``reset()`` continues each
 instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
@@ -38,14 +39,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from seer_env import _core
-from seer_env.env import (
-    discrete_problems,
-    episode_seed,
-    require_real,
-    validate_int,
-    validate_seed,
-)
+from seer_env.action_checker import ActionChecker
 from seer_env.registry import make as make_env
+from seer_env.seeding import episode_seed
+from seer_env.validation import validate_int, validate_seed
 
 _STEP, _RESET, _SKIP = 0, 1, 2
 
@@ -75,7 +72,8 @@ class SeerVectorEnv(VectorEnv):
         self._config = config
         self._base_seed = seed
         self._info_keys = list(proto.sim.spec["info_keys"])
-        self._discrete = proto._discrete
+        self._actions = ActionChecker(proto.sim.spec["action"])
+        self._discrete = self._actions.discrete
         self.sim = _core.VectorSimulation(
             proto._model, proto._model_config, self.num_instances, **proto._options
         )
@@ -161,25 +159,8 @@ class SeerVectorEnv(VectorEnv):
         if not self._started:
             raise RuntimeError("step() called before reset()")
         self.sim.prewake()  # parked workers wake while we check the actions
-        actions = np.asarray(actions)
-        if actions.shape != self.action_space.shape:
-            raise ValueError(
-                f"actions must have shape {self.action_space.shape}, got {actions.shape}"
-            )
-        require_real(actions, "actions")
-        live = self._alive.astype(bool)
-        if self._discrete:
-            # NaN and fractions used to pass and be cast to int64 in C++ (NaN
-            # became INT64_MIN: a HandlerError that killed the instance).
-            bad = live & discrete_problems(actions, self.single_action_space.n)
-        else:
-            # As ParallelEnv.step: clipped to the Box (ClipAction), NaN an error.
-            bad = live & np.isnan(actions).any(axis=1)
-            low, high = self.single_action_space.low, self.single_action_space.high
-            actions = np.clip(actions, low, high).astype(np.float32)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"actions[{row}] is outside the action space: {actions[row]!r}")
+        # Rows of agents no longer acting (done, or their instance resets) are not checked.
+        actions = self._actions.check_array(actions, self.num_envs, live=self._alive.view(bool))
         resetting = self._autoreset.copy()
         seeds = np.zeros(self.num_instances, dtype=np.uint64)
         for i in np.flatnonzero(resetting):

@@ -19,7 +19,7 @@ from pettingzoo.utils.conversions import parallel_to_aec
 
 import seer_env
 from seer_env.envs import aircraft_v0
-from seer_env.envs._aircraft_layout import uav_states
+from seer_env.envs.aircraft_v0 import uav_states
 
 SMALL = dict(num_uavs=16, arena_size=20.0, ceiling=30.0)
 # Dense enough for near misses and crashes within ~100 steps.

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import seer_env
-from seer_env.envs._aircraft_layout import UAV_STATE_DTYPE, uav_states
+from seer_env.envs.aircraft_v0 import UAV_STATE_DTYPE, uav_states
 from seer_env.reference.aircraft import AircraftReference, draw_wind
 
 # Small, dense airspaces so that 20 steps see near misses, ties between beacon

@@ -39,7 +39,7 @@ def test_short_ppo_on_small_pcs_beats_random():
 
 def test_goal_seeker_reaches_goals_without_crashing():
     import seer_env
-    from seer_env.envs._aircraft_layout import uav_states
+    from seer_env.envs.aircraft_v0 import uav_states
 
     env = seer_env.make("aircraft_v1", num_threads=1, seed=0)
     pol = policies.GoalSeeker(env.arena_size)

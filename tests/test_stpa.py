@@ -14,8 +14,7 @@ import seer_env
 from seer_env import stpa, vector
 from seer_env.envs import pcs_v0
 from seer_env.stpa import cache as stpa_cache
-from seer_env.stpa import hardware
-from seer_env.stpa import model as cost_model
+from seer_env.stpa import cost_model, hardware
 
 PHOLD = dict(num_entities=256, population=2, remote=0.5, lookahead=0.2, work=50)
 PCS = dict(width=6, height=4, phones_per_cell=8, move_interval=300.0)

@@ -44,7 +44,8 @@ void register_plugin(const std::string& name, const py::object& capsule) {
   // The plugin's module is never unloaded (CPython keeps extension modules), so
   // the function pointer stays valid for the life of the process.
   Model* (*make)(Config&) = plugin->make;
-  register_model(name, [make](Config& config) { return std::unique_ptr<Model>(make(config)); });
+  register_model(name, plugin->declare(),
+                 [make](Config& config) { return std::unique_ptr<Model>(make(config)); });
 }
 
 }  // namespace

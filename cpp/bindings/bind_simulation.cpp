@@ -68,7 +68,10 @@ void bind_simulation(py::module_& m) {
            }),
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000)
+           py::arg("event_budget") = 50'000'000,
+           "A Simulation of the registered C++ model `model` (seer_env.model_names()) with "
+           "numeric `config`; num_threads in [1, 1024], event_budget: max events per step "
+           "(0: unlimited).")
       .def(py::init([](const py::object& model, const py::dict& config,
                        const std::string& executor, const py::object& num_threads, bool check,
                        const py::object& event_budget) {
@@ -132,49 +135,61 @@ void bind_simulation(py::module_& m) {
              BusyGuard guard(self.busy);
              self.sim->set_executor(executor, threads);
            },
-           py::arg("executor"), py::arg("num_threads") = 1)
+           py::arg("executor"), py::arg("num_threads") = 1,
+           "Switch executor between steps (outputs never depend on it).")
       .def("digest", [](PySimulation& self) { return self.sim->digest(); },
            "64-bit hash of every entity state, stream, counter and pending event.")
-      .def("save", [](PySimulation& self) { return py::bytes(self.sim->save()); })
+      .def("save", [](PySimulation& self) { return py::bytes(self.sim->save()); },
+           "Everything needed to continue identically, on any executor (see load).")
       .def("load",
            [](PySimulation& self, const py::bytes& blob) {
              BusyGuard guard(self.busy);
              self.sim->load(std::string(blob));
            },
-           py::arg("blob"))
+           py::arg("blob"), "Continue from a save() of the same model and config.")
       .def("observations",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
              return copy_array(self.sim->outputs().observations,
                                {static_cast<py::ssize_t>(s.num_agents),
                                 static_cast<py::ssize_t>(s.obs_dim)});
-           })
+           },
+           "Fresh float32[num_agents, obs_dim] observations of the last boundary.")
       .def("rewards",
            [](PySimulation& self) {
              return copy_array(self.sim->outputs().rewards, {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
-           })
+           },
+           "Fresh float64[num_agents] rewards of the last step.")
       .def("terminations",
            [](PySimulation& self) {
-             return copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
-                 .attr("astype")("bool");
-           })
+             // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
+             return py::array_t<bool>(
+                 copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+                     .attr("astype")("bool"));
+           },
+           "Fresh bool[num_agents] terminations of the last step.")
       .def("truncations",
            [](PySimulation& self) {
-             return copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
-                 .attr("astype")("bool");
-           })
+             // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
+             return py::array_t<bool>(
+                 copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
+                     .attr("astype")("bool"));
+           },
+           "Fresh bool[num_agents] truncations of the last step.")
       .def("infos",
            [](PySimulation& self) {
              const ModelSpec& s = self.sim->spec();
              return copy_array(self.sim->outputs().infos, {static_cast<py::ssize_t>(s.num_agents),
                                                    static_cast<py::ssize_t>(s.info_keys.size())});
-           })
+           },
+           "Fresh int64[num_agents, len(spec['info_keys'])] info counters of the last step.")
       .def("state",
            [](PySimulation& self) {
              py::array_t<float> out(static_cast<py::ssize_t>(self.sim->spec().state_dim));
              self.sim->state(out.mutable_data());
              return out;
-           })
+           },
+           "Fresh float32[state_dim] global state of the last boundary.")
       .def("entity_states",
            [](PySimulation& self) {
              Model& model = self.sim->model();
@@ -221,24 +236,36 @@ void bind_simulation(py::module_& m) {
              return out;
            },
            "Pending events in key order, as a dict of arrays.")
-      .def_property_readonly("spec", [](PySimulation& self) { return spec_dict(self.sim->spec()); })
-      .def_property_readonly("model", [](PySimulation& self) { return self.model_name; })
-      .def_property_readonly("config", [](PySimulation& self) { return self.config; })
+      .def_property_readonly("spec", [](PySimulation& self) { return spec_dict(self.sim->spec()); },
+                             "The model's spec: agents, spaces, info and total keys, lookahead, dt.")
+      .def_property_readonly("model", [](PySimulation& self) { return self.model_name; },
+                             "The model's name.")
+      .def_property_readonly("config", [](PySimulation& self) { return self.config; },
+                             "The config the Simulation was built with.")
       .def_property_readonly("executor",
-                             [](PySimulation& self) { return self.sim->options().executor; })
+                             [](PySimulation& self) { return self.sim->options().executor; },
+                             "Name of the current executor.")
       .def_property_readonly("num_threads",
-                             [](PySimulation& self) { return self.sim->executor().num_threads(); })
-      .def_property_readonly("check", [](PySimulation& self) { return self.sim->options().check; })
+                             [](PySimulation& self) { return self.sim->executor().num_threads(); },
+                             "Threads of the current executor (the calling thread included).")
+      .def_property_readonly("check", [](PySimulation& self) { return self.sim->options().check; },
+                             "Whether the expensive contract checks run.")
       .def_property_readonly("event_budget",
-                             [](PySimulation& self) { return self.sim->options().event_budget; })
-      .def_property_readonly("now", [](PySimulation& self) { return self.sim->now(); })
-      .def_property_readonly("steps", [](PySimulation& self) { return self.sim->steps(); })
+                             [](PySimulation& self) { return self.sim->options().event_budget; },
+                             "Max events in one step (0: unlimited).")
+      .def_property_readonly("now", [](PySimulation& self) { return self.sim->now(); },
+                             "Simulated time of the last boundary.")
+      .def_property_readonly("steps", [](PySimulation& self) { return self.sim->steps(); },
+                             "Steps since the last reset.")
       .def_property_readonly("events_processed",
-                             [](PySimulation& self) { return self.sim->events_processed(); })
+                             [](PySimulation& self) { return self.sim->events_processed(); },
+                             "Events handled since the last reset.")
       .def_property_readonly("pending_count",
-                             [](PySimulation& self) { return self.sim->pending_count(); })
+                             [](PySimulation& self) { return self.sim->pending_count(); },
+                             "Events scheduled and not yet handled.")
       .def_property_readonly("needs_reset",
-                             [](PySimulation& self) { return self.sim->needs_reset(); })
+                             [](PySimulation& self) { return self.sim->needs_reset(); },
+                             "True after a failed step: only reset() or load() may follow.")
       .def_property_readonly("last_step", [](PySimulation& self) {
         py::dict d;
         const StepStats& s = self.sim->last_step();
@@ -247,7 +274,7 @@ void bind_simulation(py::module_& m) {
         d["rounds"] = s.rounds;
         d["seconds"] = self.sim->last_step_seconds();
         return d;
-      });
+      }, "What the last step did: events, cross_events, rounds, seconds.");
 }
 
 }  // namespace seer::bindings

@@ -61,7 +61,8 @@ void bind_vector(py::module_& m) {
            }),
            py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000)
+           py::arg("event_budget") = 50'000'000,
+           "num_envs (1..65536) instances of the registered model `model`; options as Simulation.")
       .def("prewake",
            [](PyVectorSimulation& self) {
              if (idle_under_gil(self.busy)) self.vec->prewake();
@@ -110,33 +111,40 @@ void bind_vector(py::module_& m) {
            [](PyVectorSimulation& self) { self.vec->request_interrupt(); },
            "Stop the step running in another thread. Thread-safe.")
       .def_property_readonly("failed_instances",
-                             [](PyVectorSimulation& self) { return self.failed; })
-      .def_property_readonly("num_envs", [](PyVectorSimulation& self) { return self.vec->size(); })
-      .def_property_readonly("spec", [](PyVectorSimulation& self) { return spec_dict(self.vec->spec()); })
+                             [](PyVectorSimulation& self) { return self.failed; },
+                             "Indices of the instances whose last step failed (they need a reset).")
+      .def_property_readonly("num_envs", [](PyVectorSimulation& self) { return self.vec->size(); },
+                             "Number of instances.")
+      .def_property_readonly("spec", [](PyVectorSimulation& self) { return spec_dict(self.vec->spec()); },
+                             "The model's spec (one instance's).")
       .def_property_readonly("observations",
                              [](PyVectorSimulation& self) { return readonly(self.observations); },
                              "Read-only view of the batch observation buffer (copy it to keep it).")
-      .def_property_readonly("rewards", [](PyVectorSimulation& self) { return readonly(self.rewards); })
+      .def_property_readonly("rewards", [](PyVectorSimulation& self) { return readonly(self.rewards); },
+                             "Read-only view of the float64 batch reward buffer.")
       .def_property_readonly("terminations",
-                             [](PyVectorSimulation& self) { return readonly(self.terminations); })
+                             [](PyVectorSimulation& self) { return readonly(self.terminations); },
+                             "Read-only view of the uint8 batch termination buffer.")
       .def_property_readonly("truncations",
-                             [](PyVectorSimulation& self) { return readonly(self.truncations); })
-      .def_property_readonly("infos", [](PyVectorSimulation& self) { return readonly(self.infos); })
+                             [](PyVectorSimulation& self) { return readonly(self.truncations); },
+                             "Read-only view of the uint8 batch truncation buffer.")
+      .def_property_readonly("infos", [](PyVectorSimulation& self) { return readonly(self.infos); },
+                             "Read-only view of the int64 batch info buffer.")
       .def("digest", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).digest(); },
-           py::arg("index"))
+           py::arg("index"), "64-bit hash of instance `index` (as Simulation.digest).")
       .def("steps", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).steps(); },
-           py::arg("index"))
+           py::arg("index"), "Steps of instance `index` since its last reset.")
       .def("needs_reset",
            [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).needs_reset(); },
-           py::arg("index"))
+           py::arg("index"), "Whether instance `index` failed and needs a reset.")
       .def("save", [](PyVectorSimulation& self, std::size_t i) { return py::bytes(self.vec->at(i).save()); },
-           py::arg("index"))
+           py::arg("index"), "Save instance `index` (as Simulation.save).")
       .def("load",
            [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
              BusyGuard guard(self.busy);
              self.vec->at(i).load(std::string(blob));
            },
-           py::arg("index"), py::arg("blob"))
+           py::arg("index"), py::arg("blob"), "Load a save() into instance `index`.")
       .def("last_step",
            [](PyVectorSimulation& self, std::size_t i) {
              py::dict d;
@@ -147,10 +155,10 @@ void bind_vector(py::module_& m) {
              d["seconds"] = self.vec->at(i).last_step_seconds();
              return d;
            },
-           py::arg("index"))
+           py::arg("index"), "What instance `index`'s last step did (as Simulation.last_step).")
       .def_property_readonly("num_threads", [](PyVectorSimulation& self) {
         return self.vec->at(0).executor().num_threads();
-      });
+      }, "Threads of the shared executor (the calling thread included).");
 }
 
 }  // namespace seer::bindings

@@ -11,5 +11,6 @@ void bind_python_model(pybind11::module_& m);
 void bind_rng(pybind11::module_& m);
 void bind_simulation(pybind11::module_& m);
 void bind_vector(pybind11::module_& m);
+void bind_workload(pybind11::module_& m);
 
 }  // namespace seer::bindings

@@ -199,7 +199,7 @@ void PythonModel::on_event(Context& ctx, const Event& event) {
   run_handler(ctx, on_event_, py::cast(PyHandlerEvent{event, this}));
 }
 
-void PythonModel::publish(EntityId e) {
+void PythonModel::write_snapshot(EntityId e) {
   const unsigned char* from = states_data_ + e * state_size_;
   unsigned char* to = public_data_ + e * public_size_;
   for (const FieldCopy& f : public_fields_) std::memcpy(to + f.to, from + f.from, f.size);

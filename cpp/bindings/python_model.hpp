@@ -54,7 +54,7 @@ class PythonModel final : public Model {
   void on_step_begin(Context& ctx) override;
   void on_action(Context& ctx, const ActionView& action) override;
   void on_event(Context& ctx, const Event& event) override;
-  void publish(EntityId e) override;
+  void write_snapshot(EntityId e) override;
   void after_snapshot() override;
   void observe(EntityId agent, float* obs) const override;
   double reward(EntityId agent) const override;
@@ -102,7 +102,7 @@ class PythonModel final : public Model {
   struct FieldCopy {
     std::size_t from, to, size;
   };
-  std::vector<FieldCopy> public_fields_;  // publish(): state bytes -> snapshot bytes
+  std::vector<FieldCopy> public_fields_;  // write_snapshot(): state bytes -> snapshot bytes
   double boundary_time_ = 0.0;            // for errors raised by boundary hooks
   std::exception_ptr pending_;
   // Hooks, looked up once.

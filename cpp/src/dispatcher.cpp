@@ -33,7 +33,7 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
         << kind_name(*spec_, handling) << "' at t=" << now << "; call reset()";
     throw Interrupted(out.str());
   }
-  if (write_check_) snapshot_states();
+  if (write_check_) copy_states_for_write_check();
   try {
     fn();
   } catch (const ContractViolation&) {
@@ -88,7 +88,7 @@ void Dispatcher::event(const Event& event, EventSink& sink) {
   });
 }
 
-void Dispatcher::snapshot_states() {
+void Dispatcher::copy_states_for_write_check() {
   const std::size_t size = model_->entity_state_size();
   state_copy_.resize(size * entities_.size());
   for (EntityId e = 0; e < entities_.size(); ++e) {

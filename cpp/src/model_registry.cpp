@@ -4,64 +4,101 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "aircraft/aircraft.hpp"
-#include "faulty/faulty.hpp"
-#include "pcs/pcs.hpp"
-#include "phold/phold.hpp"
-
 namespace seer {
 namespace {
 
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, ModelFactory> factories;
+struct Entry {
+  WorkloadDecl decl;
+  ModelFactory factory;
 };
 
-// Built-in models are registered explicitly (static initializers in a static
-// library are dropped by the linker).
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, Entry> entries;
+};
+
 Registry& registry() {
-  static Registry* r = [] {
-    auto* reg = new Registry;
-    reg->factories["faulty"] = make_faulty;  // test model: deliberate contract breaches
-    reg->factories["phold"] = make_phold;
-    reg->factories["pcs"] = make_pcs;
-    reg->factories["aircraft"] = aircraft::make_aircraft;
-    return reg;
-  }();
+  static Registry* r = new Registry;  // never destroyed: plugins may outlive static teardown
   return *r;
+}
+
+Entry find(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const auto it = r.entries.find(name);
+  if (it == r.entries.end()) {
+    std::string known;
+    for (const auto& [n, e] : r.entries) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("model must be one of " + known + "; got '" + name + "'");
+  }
+  return it->second;
+}
+
+void require_same_keys(const std::string& model, const char* what,
+                       const std::vector<std::string>& declared,
+                       const std::vector<std::string>& built) {
+  if (declared != built) {
+    throw std::logic_error("model " + model + ": its spec's " + what +
+                           " differ from its declaration's");
+  }
+}
+
+// A model and its declaration must agree on what it reads and reports.
+void check_against_declaration(const std::string& name, const WorkloadDecl& decl,
+                               const Config& config, const Model& model) {
+  for (const std::string& key : config.keys_read()) {
+    if (decl.find_param(key) == nullptr) {
+      throw std::logic_error("model " + name + " reads config key '" + key +
+                             "' that its declaration lacks");
+    }
+  }
+  for (const ParamDecl& p : decl.params) {
+    if (config.keys_read().count(p.name) == 0) {
+      throw std::logic_error("model " + name + " declares parameter '" + p.name +
+                             "' but never reads it");
+    }
+  }
+  const ModelSpec& spec = model.spec();
+  require_same_keys(name, "info keys", decl.info_keys, spec.info_keys);
+  require_same_keys(name, "total keys", decl.total_keys, spec.total_keys);
+  require_same_keys(name, "event kinds", decl.event_kinds, spec.event_kinds);
+  const RecordDecl* state = decl.find_record("state");
+  if (state != nullptr && state->size != model.entity_state_size()) {
+    throw std::logic_error("model " + name + ": declared state record has " +
+                           std::to_string(state->size) + " bytes, the model " +
+                           std::to_string(model.entity_state_size()));
+  }
+  const RecordDecl* pub = decl.find_record("public");
+  if (pub != nullptr && pub->size != model.public_size()) {
+    throw std::logic_error("model " + name + ": declared public record has " +
+                           std::to_string(pub->size) + " bytes, the model " +
+                           std::to_string(model.public_size()));
+  }
 }
 
 }  // namespace
 
-void register_model(const std::string& name, ModelFactory factory) {
+void register_model(const std::string& name, WorkloadDecl decl, ModelFactory factory) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  r.factories[name] = std::move(factory);
+  r.entries[name] = Entry{std::move(decl), std::move(factory)};
 }
 
 std::unique_ptr<Model> make_model(const std::string& name, Config config) {
-  ModelFactory factory;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    const auto it = r.factories.find(name);
-    if (it == r.factories.end()) {
-      std::string known;
-      for (const auto& [n, f] : r.factories) known += (known.empty() ? "" : ", ") + n;
-      throw std::invalid_argument("model must be one of " + known + "; got '" + name + "'");
-    }
-    factory = it->second;
-  }
-  std::unique_ptr<Model> model = factory(config);
+  const Entry entry = find(name);
+  std::unique_ptr<Model> model = entry.factory(config);
   config.reject_unknown(name);
+  check_against_declaration(name, entry.decl, config, *model);
   return model;
 }
+
+WorkloadDecl workload_decl(const std::string& name) { return find(name).decl; }
 
 std::vector<std::string> model_names() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [n, f] : r.factories) names.push_back(n);
+  for (const auto& [n, e] : r.entries) names.push_back(n);
   return names;
 }
 

@@ -5,7 +5,6 @@
 #include <mutex>
 
 #include "seer/errors.hpp"
-#include "seer/parallel_executor.hpp"
 #include "seer/spin_wait.hpp"
 
 namespace seer {
@@ -25,17 +24,17 @@ constexpr std::size_t kPrefetchAhead = 2;
 struct alignas(64) ParallelEngine::Worker final : EventSink {
   void emit(const Event& event) override {
     if (event.target == current) {  // self-event: straight into the owner-private heap
-      inst->queues_[current].push_local(event);
+      inst->queues[current].push_local(event);
       ++local_pushes;
       return;
     }
     EventNode* node = pool.allocate();
     node->event = event;
-    inst->queues_[event.target].push_remote(node);
+    inst->queues[event.target].push_remote(node);
     per[inst_index].min = std::min(per[inst_index].min, event.time);
   }
 
-  ParallelExecutor* inst = nullptr;  // instance of the entity being handled
+  ParallelInstance* inst = nullptr;  // instance of the entity being handled
   std::size_t inst_index = 0;
   std::uint64_t local_pushes = 0;     // self-events emitted (tells begin_slice what changed)
   EntityId current = 0;
@@ -57,7 +56,7 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
 
 // One run_steps call.
 struct ParallelEngine::Batch {
-  ParallelExecutor* const* instances = nullptr;
+  ParallelInstance* const* instances = nullptr;
   std::size_t count = 0;
   std::vector<std::uint64_t> offsets;  // prefix sums of entity counts, count + 1
   bool all_finished = false;
@@ -76,7 +75,7 @@ NodePool& ParallelEngine::caller_pool() { return workers_[0].pool; }
 void ParallelEngine::prepare(Batch& batch) {
   batch.offsets.assign(1, 0);
   for (std::size_t i = 0; i < batch.count; ++i) {
-    batch.offsets.push_back(batch.offsets.back() + batch.instances[i]->num_entities_);
+    batch.offsets.push_back(batch.offsets.back() + batch.instances[i]->num_entities);
   }
   const std::uint64_t total = batch.offsets.back();
   // Rebuild the global -> instance map only when the layout changes.
@@ -109,35 +108,35 @@ void ParallelEngine::prepare(Batch& batch) {
   batch.all_finished = false;
 }
 
-std::vector<std::exception_ptr> ParallelEngine::run_steps(ParallelExecutor* const* instances,
-                                                          const StepWindow* windows,
-                                                          StepStats* stats, std::size_t count) {
+void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWindow* windows,
+                               StepStats* stats, std::exception_ptr* failures, std::size_t count) {
   Batch batch;
   batch.instances = instances;
   batch.count = count;
   for (std::size_t i = 0; i < count; ++i) {
-    ParallelExecutor& inst = *instances[i];
-    inst.window_ = &windows[i];
-    inst.finished_ = false;
-    inst.rounds_ = 0;
-    inst.events_in_step_.store(0, std::memory_order_relaxed);
+    ParallelInstance& inst = *instances[i];
+    inst.window = &windows[i];
+    inst.finished = false;
+    inst.rounds = 0;
+    // relaxed: the pool's run() start orders this before every worker's adds.
+    inst.events_in_step.store(0, std::memory_order_relaxed);
   }
   prepare(batch);
   pool_.run([&](unsigned w) { worker_step(w, batch); });
-  std::vector<std::exception_ptr> failures(count);
   for (std::size_t i = 0; i < count; ++i) {
+    stats[i] = StepStats{};
     for (unsigned w = 0; w < pool_.size(); ++w) {
       stats[i].events += workers_[w].per[i].events;
       stats[i].cross_events += workers_[w].per[i].cross_events;
     }
-    stats[i].rounds = instances[i]->rounds_;
+    stats[i].rounds = instances[i]->rounds;
+    failures[i] = nullptr;
     try {
       instances[i]->rethrow_failure();
     } catch (...) {
       failures[i] = std::current_exception();
     }
   }
-  return failures;
 }
 
 void ParallelEngine::worker_step(unsigned w, Batch& batch) {
@@ -145,20 +144,20 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
   begin_slice(me, batch);
   barrier_.arrive_and_wait([&] { end_round(batch); });
   while (!batch.all_finished) {
-    // Scan: publish my ready entities; remember the earliest of the others.
+    // Scan: list my ready entities; remember the earliest of the others.
     for (auto& p : me.per) p.min = kNever;
     EntityId* out = me.ready.data();  // sized to the slice in prepare()
     for (std::size_t i = instance_of_.empty() ? 0 : (me.lo < me.hi ? instance_of_[me.lo] : batch.count);
          i < batch.count && batch.offsets[i] < me.hi; ++i) {
-      ParallelExecutor& inst = *batch.instances[i];
-      if (inst.finished_) continue;
-      const double horizon = inst.horizon_;
+      ParallelInstance& inst = *batch.instances[i];
+      if (inst.finished) continue;
+      const double horizon = inst.horizon;
       const std::uint64_t base = batch.offsets[i];
       const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
       const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
       // The hottest loop of a round (once per entity): locals and raw
       // pointers, so the compiler keeps the minimum in a register.
-      const LocalQueue* queues = inst.queues_.get();
+      const LocalQueue* queues = inst.queues.get();
       double later = me.per[i].min;
       for (EntityId e = lo; e < hi; ++e) {
         const double t = queues[e].earliest();
@@ -224,8 +223,8 @@ void ParallelEngine::drain_list(Worker& me, Batch& batch, ExecutiveList& list) {
       }
       const EntityId g = first[k];
       const std::size_t i = instance_of_[g];
-      ParallelExecutor& inst = *batch.instances[i];
-      drain_entity(me, inst, i, static_cast<EntityId>(g - batch.offsets[i]), inst.horizon_);
+      ParallelInstance& inst = *batch.instances[i];
+      drain_entity(me, inst, i, static_cast<EntityId>(g - batch.offsets[i]), inst.horizon);
       list.done(g);
     }
   }
@@ -234,8 +233,8 @@ void ParallelEngine::drain_list(Worker& me, Batch& batch, ExecutiveList& list) {
 void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
   for (std::size_t i = me.lo < me.hi ? instance_of_[me.lo] : batch.count;
        i < batch.count && batch.offsets[i] < me.hi; ++i) {
-    ParallelExecutor& inst = *batch.instances[i];
-    const StepWindow& window = *inst.window_;
+    ParallelInstance& inst = *batch.instances[i];
+    const StepWindow& window = *inst.window;
     const std::uint64_t base = batch.offsets[i];
     const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
     const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
@@ -249,31 +248,31 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
       me.current = e;
       const std::uint64_t pushed = me.local_pushes;
       try {
-        inst.dispatcher_->step_begin(e, window.t_begin, me);
+        inst.dispatcher->step_begin(e, window.t_begin, me);
       } catch (...) {
-        inst.fail({0, window.t_begin, e, 0});
+        inst.fail({Phase::kStepBegin, window.t_begin, e, 0});
         continue;
       }
       if (e < window.num_agents && (window.alive == nullptr || window.alive[e])) {
         try {
-          inst.dispatcher_->action(e, window.t_begin, window.actions[e], me);
+          inst.dispatcher->action(e, window.t_begin, window.actions[e], me);
         } catch (...) {
-          inst.fail({1, window.t_begin, e, 0});
+          inst.fail({Phase::kAction, window.t_begin, e, 0});
           continue;
         }
       }
       // Only a self-event moves the heap's top; a send to another entity
       // lowers that entity's inbox bound itself, and the inbox is drained
       // when its entity is ready.
-      if (me.local_pushes != pushed) inst.publish_top(e);
+      if (me.local_pushes != pushed) inst.update_scan_top(e);
     }
   }
 }
 
-void ParallelEngine::drain_entity(Worker& me, ParallelExecutor& inst, std::size_t i, EntityId e,
+void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_t i, EntityId e,
                                   double horizon) {
-  LocalQueue& q = inst.queues_[e];
-  const StepWindow& window = *inst.window_;
+  LocalQueue& q = inst.queues[e];
+  const StepWindow& window = *inst.window;
   me.inst = &inst;
   me.inst_index = i;
   me.current = e;
@@ -282,46 +281,48 @@ void ParallelEngine::drain_entity(Worker& me, ParallelExecutor& inst, std::size_
     const Event event = q.pop();
     try {
       if (window.event_budget != 0 && ++me.per[i].unreported == kBudgetBatch) {
+        // relaxed: a counter; no data is published with it.
         const std::uint64_t total =
-            inst.events_in_step_.fetch_add(kBudgetBatch, std::memory_order_relaxed) + kBudgetBatch;
+            inst.events_in_step.fetch_add(kBudgetBatch, std::memory_order_relaxed) + kBudgetBatch;
         me.per[i].unreported = 0;
         if (total > window.event_budget) throw_event_budget(window);
       }
-      inst.dispatcher_->event(event, me);
+      inst.dispatcher->event(event, me);
     } catch (...) {
       // This entity stops at its first failure; the others finish the round
       // so that the failure with the smallest serial key can be reported.
-      inst.fail({2, event.time, event.source, event.seq});
+      inst.fail({Phase::kEvent, event.time, event.source, event.seq});
       return;
     }
     ++me.per[i].events;
     if (event.source != event.target) ++me.per[i].cross_events;
   }
-  inst.publish_top(e);
-  me.per[i].min = std::min(me.per[i].min, q.published_top());
+  inst.update_scan_top(e);
+  me.per[i].min = std::min(me.per[i].min, q.scan_top());
 }
 
 void ParallelEngine::end_round(Batch& batch) {
   bool all_finished = true;
   for (std::size_t i = 0; i < batch.count; ++i) {
-    ParallelExecutor& inst = *batch.instances[i];
-    if (inst.finished_) continue;
+    ParallelInstance& inst = *batch.instances[i];
+    if (inst.finished) continue;
     double lb = kNever;
     for (unsigned w = 0; w < pool_.size(); ++w) lb = std::min(lb, workers_[w].per[i].min);
-    if (inst.failed_.load(std::memory_order_acquire) || !(lb < inst.window_->t_end)) {
-      inst.finished_ = true;
+    // acquire: pairs with fail()'s release (the barrier orders it anyway).
+    if (inst.failed.load(std::memory_order_acquire) || !(lb < inst.window->t_end)) {
+      inst.finished = true;
       continue;
     }
-    ++inst.rounds_;
-    inst.horizon_ = safe_horizon(lb, inst.lookahead_, inst.window_->t_end);
+    ++inst.rounds;
+    inst.horizon = safe_horizon(lb, inst.lookahead, inst.window->t_end);
     all_finished = false;
   }
   for (unsigned w = 0; w < pool_.size(); ++w) executive_[w]->reset();
   batch.all_finished = all_finished;
 }
 
-void ParallelEngine::initialize(ParallelExecutor& inst) {
-  const std::uint64_t n = inst.num_entities_, t = pool_.size();
+void ParallelEngine::initialize(ParallelInstance& inst) {
+  const std::uint64_t n = inst.num_entities, t = pool_.size();
   pool_.run([&](unsigned w) {
     Worker& me = workers_[w];
     me.inst = &inst;
@@ -330,9 +331,9 @@ void ParallelEngine::initialize(ParallelExecutor& inst) {
     for (auto e = static_cast<EntityId>(n * w / t); e < n * (w + 1) / t; ++e) {
       me.current = e;
       try {
-        inst.dispatcher_->init(e, me);
+        inst.dispatcher->init(e, me);
       } catch (...) {
-        inst.fail({0, 0.0, e, 0});
+        inst.fail({Phase::kInit, 0.0, e, 0});
         return;
       }
     }
@@ -349,6 +350,8 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
   const std::size_t chunk = std::max<std::size_t>(1, n / (8 * pool_.size()));
   pool_.run([&](unsigned) {
     for (;;) {
+      // relaxed: next only hands out indices; failed only stops early (the
+      // failure itself is read after run() returns, which orders it).
       const std::size_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
       if (lo >= n || failed.load(std::memory_order_relaxed)) return;
       for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) {
@@ -357,6 +360,7 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
         } catch (...) {
           std::lock_guard<std::mutex> lock(mutex);
           if (!failure) failure = std::current_exception();
+          // relaxed: a stop hint; see the fetch_add above.
           failed.store(true, std::memory_order_relaxed);
           return;
         }

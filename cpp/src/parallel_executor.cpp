@@ -10,39 +10,34 @@ ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
 
 ParallelExecutor::~ParallelExecutor() = default;
 
-void ParallelExecutor::bind(Dispatcher& dispatcher) {
-  dispatcher_ = &dispatcher;
-  num_entities_ = dispatcher.num_entities();
-  lookahead_ = dispatcher.spec().lookahead;
-  queues_ = std::make_unique<LocalQueue[]>(num_entities_);
-}
+void ParallelExecutor::bind(Dispatcher& dispatcher) { instance_.bind(dispatcher); }
 
 void ParallelExecutor::insert(const Event& event) {
-  queues_[event.target].push_local(event);
-  publish_top(event.target);
+  instance_.queues[event.target].push_local(event);
+  instance_.update_scan_top(event.target);
 }
 
 void ParallelExecutor::clear() {
-  for (EntityId e = 0; e < num_entities_; ++e) {
-    queues_[e].clear(engine_->caller_pool());
-    publish_top(e);
+  for (EntityId e = 0; e < instance_.num_entities; ++e) {
+    instance_.queues[e].clear(engine_->caller_pool());
+    instance_.update_scan_top(e);
   }
 }
 
 void ParallelExecutor::initialize() {
-  engine_->initialize(*this);
-  for (EntityId e = 0; e < num_entities_; ++e) publish_top(e);
+  engine_->initialize(instance_);
+  for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
 }
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
-  for (EntityId e = 0; e < num_entities_; ++e) {
-    queues_[e].for_each([&out](const Event& ev) { out.push_back(ev); });
+  for (EntityId e = 0; e < instance_.num_entities; ++e) {
+    instance_.queues[e].for_each([&out](const Event& ev) { out.push_back(ev); });
   }
 }
 
 std::size_t ParallelExecutor::pending_count() const {
   std::size_t n = 0;
-  for (EntityId e = 0; e < num_entities_; ++e) n += queues_[e].size();
+  for (EntityId e = 0; e < instance_.num_entities; ++e) n += instance_.queues[e].size();
   return n;
 }
 
@@ -51,26 +46,27 @@ void ParallelExecutor::parallel_for(std::size_t n, const std::function<void(std:
 }
 
 void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
-  ParallelExecutor* self = this;
-  const auto failures = engine_->run_steps(&self, &window, &stats, 1);
-  if (failures[0]) std::rethrow_exception(failures[0]);
+  ParallelInstance* self = &instance_;
+  std::exception_ptr failure;
+  engine_->run_steps(&self, &window, &stats, &failure, 1);
+  if (failure) std::rethrow_exception(failure);
 }
 
-void ParallelExecutor::fail(const FailureKey& key) {
-  std::lock_guard<std::mutex> lock(failure_mutex_);
-  if (!failure_ || key < failure_key_) {
-    failure_key_ = key;
-    failure_ = std::current_exception();
-  }
-  failed_.store(true, std::memory_order_release);
+ParallelBatchRunner::ParallelBatchRunner(unsigned num_threads)
+    : engine_(std::make_shared<ParallelEngine>(num_threads)) {}
+
+std::unique_ptr<Executor> ParallelBatchRunner::add_instance() {
+  auto executor = std::make_unique<ParallelExecutor>(engine_);
+  members_.push_back(&executor->instance());
+  return executor;
 }
 
-void ParallelExecutor::rethrow_failure() {
-  if (!failed_.load(std::memory_order_acquire)) return;
-  std::exception_ptr failure = failure_;
-  failure_ = nullptr;
-  failed_.store(false, std::memory_order_relaxed);
-  std::rethrow_exception(failure);
+void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow* windows,
+                                    StepStats* stats, std::exception_ptr* failures,
+                                    std::size_t count) {
+  batch_.clear();
+  for (std::size_t k = 0; k < count; ++k) batch_.push_back(members_.at(members[k]));
+  engine_->run_steps(batch_.data(), windows, stats, failures, count);
 }
 
 }  // namespace seer

@@ -222,7 +222,7 @@ void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
 void Simulation::boundary() {
   const ModelSpec& s = model_->spec();
   executor_->parallel_for(s.num_entities, [this](std::size_t e) {
-    model_->publish(static_cast<EntityId>(e));
+    model_->write_snapshot(static_cast<EntityId>(e));
   });
   model_->after_snapshot();
   const std::size_t n_info = s.info_keys.size();

@@ -31,6 +31,8 @@ ThreadPool::~ThreadPool() {
     abandon_threads();
     return;
   }
+  // seq_cst: with the notify under the mutex, a worker either sees stop in
+  // its wait predicate or is woken after this store.
   shared_->stop.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -78,6 +80,8 @@ void ThreadPool::run(const std::function<void(unsigned)>& fn) {
   if (!shared_ || owner_pid_ != ::getpid()) start();
   Shared& s = *shared_;
   s.job = &fn;
+  // relaxed: the generation bump below (seq_cst, a release) orders job and
+  // remaining before any worker that sees the new generation.
   s.remaining.store(size_ - 1, std::memory_order_relaxed);
   // seq_cst: pairs with the worker's seq_cst sleepers increment (Dekker), so
   // either the worker sees the new generation or we see it asleep.
@@ -97,8 +101,12 @@ void ThreadPool::prewake() {
   // workers, whose mutex a parent thread may have held at the fork.
   if (!shared_ || owner_pid_ != ::getpid()) return;
   Shared& s = *shared_;
+  // seq_cst: a worker parking right now counts itself in (seq_cst) before
+  // re-checking under the mutex; missing it only loses a hint anyway.
   if (s.sleepers.load(std::memory_order_seq_cst) == 0) return;
   std::lock_guard<std::mutex> lock(s.mutex);
+  // seq_cst (under the mutex the waiters hold to check it): a parked worker
+  // sees the new count when woken.
   s.nudges.fetch_add(1, std::memory_order_seq_cst);
   s.wake.notify_all();
 }
@@ -112,17 +120,26 @@ void ThreadPool::worker_main(std::shared_ptr<Shared> shared, unsigned index) {
     auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
     SpinWait wait;
     std::uint64_t gen;
+    // acquire: pairs with run()'s bump, so job and remaining are visible.
+    // relaxed stop: only ends the spin; it is re-read with acquire below.
     while ((gen = s.generation.load(std::memory_order_acquire)) == seen &&
            !s.stop.load(std::memory_order_relaxed)) {
       if (std::chrono::steady_clock::now() >= spin_until) {
         std::unique_lock<std::mutex> lock(s.mutex);
+        // seq_cst: pairs with run()'s seq_cst generation bump and sleepers
+        // load (Dekker): either run() sees us asleep and notifies, or the
+        // predicate below sees the new generation.
         s.sleepers.fetch_add(1, std::memory_order_seq_cst);
+        // relaxed: nudges only changes under the mutex we hold.
         const std::uint64_t nudged = s.nudges.load(std::memory_order_relaxed);
+        // seq_cst generation/stop: the other half of the Dekker pairs above;
+        // relaxed nudges: read under the mutex that guards its changes.
         s.wake.wait(lock, [&] {
           return s.generation.load(std::memory_order_seq_cst) != seen ||
                  s.stop.load(std::memory_order_seq_cst) ||
                  s.nudges.load(std::memory_order_relaxed) != nudged;
         });
+        // relaxed: a stale count only costs run() or prewake() a needless notify.
         s.sleepers.fetch_sub(1, std::memory_order_relaxed);
         spin_until = std::chrono::steady_clock::now() +
                      std::chrono::microseconds(kPrewakeSpinMicros);
@@ -131,12 +148,14 @@ void ThreadPool::worker_main(std::shared_ptr<Shared> shared, unsigned index) {
       }
       wait.once();
     }
+    // acquire: pairs with the destructor's store; nothing is read after it.
     if (s.stop.load(std::memory_order_acquire)) return;
+    // acquire: as in the spin loop, so the job of this generation is visible.
     gen = s.generation.load(std::memory_order_acquire);
     if (gen == seen) continue;
     seen = gen;
     (*s.job)(index);
-    // release: publish this worker's writes to the caller.
+    // release: make this worker's writes visible to the caller.
     s.remaining.fetch_sub(1, std::memory_order_release);
   }
 }

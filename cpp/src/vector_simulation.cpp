@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 
 #include "seer/model_registry.hpp"
-#include "seer/parallel_executor.hpp"
 
 namespace seer {
 
@@ -13,25 +13,17 @@ VectorSimulation::VectorSimulation(const std::string& model, const Config& confi
   if (num_envs < 1 || num_envs > 65536) {
     throw std::invalid_argument("num_envs must be in [1, 65536], got " + std::to_string(num_envs));
   }
-  if (options.executor == "parallel") {
-    engine_ = std::make_shared<ParallelEngine>(options.num_threads);
-  }
+  runner_ = make_batch_runner(options.executor, options.num_threads);
   for (std::size_t i = 0; i < num_envs; ++i) {
     auto sim = std::make_unique<Simulation>(make_model(model, config), options);
     // The model checked that one instance fits; check the whole batch before building it.
     if (i == 0) require_memory(sim->spec(), "this config", num_envs);
-    if (engine_) sim->set_executor(std::make_unique<ParallelExecutor>(engine_));
+    sim->set_executor(runner_->add_instance());
     sims_.push_back(std::move(sim));
   }
 }
 
-void VectorSimulation::prewake() {
-  if (engine_) {
-    engine_->prewake();  // one pool for the whole batch
-    return;
-  }
-  for (auto& sim : sims_) sim->executor().prewake();
-}
+void VectorSimulation::prewake() { runner_->prewake(); }
 
 void VectorSimulation::redirect_outputs(const Outputs& batch) {
   const ModelSpec& s = spec();
@@ -55,7 +47,6 @@ std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::exception_ptr> failures(sims_.size());
   batch_.clear();
-  batch_index_.clear();
   windows_.clear();
   for (std::size_t i = 0; i < sims_.size(); ++i) {
     try {
@@ -64,26 +55,22 @@ std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
       } else if (modes[i] == kStep) {
         const void* acts = static_cast<const unsigned char*>(actions) + i * n * action_bytes;
         const std::uint8_t* live = alive == nullptr ? nullptr : alive + i * n;
-        if (engine_) {
-          windows_.push_back(sims_[i]->begin_step(acts, live));
-          batch_.push_back(static_cast<ParallelExecutor*>(&sims_[i]->executor()));
-          batch_index_.push_back(i);
-        } else {
-          sims_[i]->step(acts, live);
-        }
+        windows_.push_back(sims_[i]->begin_step(acts, live));
+        batch_.push_back(i);
       }
     } catch (...) {
       failures[i] = std::current_exception();
     }
   }
   if (!batch_.empty()) {
-    stats_.assign(batch_.size(), StepStats{});
-    const auto batch_failures =
-        engine_->run_steps(batch_.data(), windows_.data(), stats_.data(), batch_.size());
+    stats_.resize(batch_.size());
+    batch_failures_.resize(batch_.size());
+    runner_->run_steps(batch_.data(), windows_.data(), stats_.data(), batch_failures_.data(),
+                       batch_.size());
     for (std::size_t k = 0; k < batch_.size(); ++k) {
-      const std::size_t i = batch_index_[k];
-      if (batch_failures[k]) {
-        failures[i] = batch_failures[k];
+      const std::size_t i = batch_[k];
+      if (batch_failures_[k]) {
+        failures[i] = std::exchange(batch_failures_[k], nullptr);
         continue;
       }
       try {

@@ -139,7 +139,7 @@ void poison(seer::Event& e) {
 }
 
 // Reuses the nodes of the latest drains, as a worker's pool does when its
-// handlers emit: a producer that still touched a node after publishing it
+// handlers emit: a producer that still touched a node after pushing it
 // would race with these writes (TSAN) or read poison. Called with an empty
 // heap, so the free list holds every node drained so far and its top holds
 // the `popped_since_empty` nodes of the drains since the heap was last empty
@@ -161,7 +161,7 @@ void scribble(Consumer& c) {
 // bound-lowering happened after the reset of the drain that preceded its
 // push, and only lowerings follow until our next drain. (Walking the inbox
 // while producers push is outside for_each()'s contract but memory-safe for
-// the consumer: published nodes are immutable until it drains them.) This
+// the consumer: pushed nodes are immutable until it drains them.) This
 // catches a drain that resets the bound after taking the inbox: a push in
 // between would stay in the inbox, uncovered, until the next drain.
 void check_bound_before_drain(const seer::LocalQueue& queue, unsigned q) {
@@ -220,13 +220,13 @@ void producer_main(seer::LocalQueue* queues, CountingProducerPool& pool, unsigne
   }
 }
 
-// A producer must not touch a node once push_remote() has published it: the
+// A producer must not touch a node once push_remote() has pushed it: the
 // consumer may drain it and its worker reuse it at once. In the stress test
 // above the producers' acq_rel CASes make a dense happens-before web that
 // hides such an access from TSAN, so here one producer and one consumer hand
 // off through a relaxed flag (no happens-before beyond the queue's own), and
 // the consumer rewrites the node the moment it has drained it.
-void test_reuse_right_after_publish() {
+void test_reuse_right_after_push() {
   constexpr int kHandoffs = 2000;
   seer::LocalQueue queue;
   seer::NodePool producer_pool, consumer_pool;
@@ -256,11 +256,11 @@ void test_reuse_right_after_publish() {
   producer.join();
 }
 
-// publish()/earliest(), what the parallel executor's scan reads: the heap's
-// top as of the last publish() (not later heap operations), combined with
+// update_scan_top()/earliest(), what the parallel executor's scan reads: the heap's
+// top as of the last update_scan_top() (not later heap operations), combined with
 // the inbox bound, which producers lower at once; top_address() names the
 // event pop() returns.
-void test_published_top() {
+void test_scan_top() {
   seer::LocalQueue queue;
   seer::NodePool pool;
   const double inf = std::numeric_limits<double>::infinity();
@@ -270,32 +270,32 @@ void test_published_top() {
     e.seq = seq;
     return e;
   };
-  if (queue.earliest() != inf || queue.published_top() != inf) fail("new queue: earliest not +inf");
+  if (queue.earliest() != inf || queue.scan_top() != inf) fail("new queue: earliest not +inf");
   queue.push_local(event_at(5.0, 1));
   queue.push_local(event_at(3.0, 2));
-  if (queue.earliest() != inf) fail("earliest moved before publish()");
-  queue.publish();
-  if (queue.earliest() != 3.0 || queue.published_top() != 3.0) fail("earliest != heap top");
+  if (queue.earliest() != inf) fail("earliest moved before update_scan_top()");
+  queue.update_scan_top();
+  if (queue.earliest() != 3.0 || queue.scan_top() != 3.0) fail("earliest != heap top");
   if (queue.top_address() == nullptr || queue.top_address()->seq != 2) fail("top_address()");
   seer::EventNode* node = pool.allocate();
   node->event = event_at(2.0, 3);
   queue.push_remote(node);
   if (queue.earliest() != 2.0) fail("earliest ignores the inbox bound");
-  queue.drain(pool);  // the inbox bound resets; the heap now holds 2.0, not yet published
-  if (queue.earliest() != 3.0) fail("earliest after drain, before publish()");
-  queue.publish();
-  if (queue.earliest() != 2.0 || queue.pop().seq != 3) fail("earliest after drain and publish()");
+  queue.drain(pool);  // the inbox bound resets; the heap now holds 2.0, not yet copied
+  if (queue.earliest() != 3.0) fail("earliest after drain, before update_scan_top()");
+  queue.update_scan_top();
+  if (queue.earliest() != 2.0 || queue.pop().seq != 3) fail("earliest after drain and update_scan_top()");
   queue.pop();
   queue.pop();
-  queue.publish();
+  queue.update_scan_top();
   if (queue.earliest() != inf || queue.top_address() != nullptr) fail("emptied queue");
 }
 
 }  // namespace
 
 int main() {
-  test_reuse_right_after_publish();
-  test_published_top();
+  test_reuse_right_after_push();
+  test_scan_top();
 
   seer::LocalQueue queues[kQueues];
   Consumer consumers[kQueues];

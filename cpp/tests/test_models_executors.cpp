@@ -21,6 +21,7 @@
 
 #include "seer/config.hpp"
 #include "seer/errors.hpp"
+#include "builtin_models.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/rng.hpp"
 #include "seer/simulation.hpp"
@@ -258,6 +259,7 @@ void test_interrupt_from_another_thread() {
 }  // namespace
 
 int main() {
+  seer::register_builtin_models();
   test_models_match_serial();
   test_vector_matches_instances();
   test_interrupt_from_another_thread();

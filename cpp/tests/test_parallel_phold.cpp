@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "seer/config.hpp"
+#include "builtin_models.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
 
@@ -119,6 +120,7 @@ int steps_for(const Case& c, std::size_t episode) {
 }  // namespace
 
 int main() {
+  seer::register_builtin_models();
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Case> cases = {
       {"default", {{"num_entities", 64}, {"population", 4}}, 15},

@@ -1,17 +1,22 @@
 // VectorSimulation: several instances on one shared ParallelEngine (one
-// parallel region, one executive list across instances) must give, instance
-// by instance, the digests of separate serial Simulations -- for PHOLD, PCS
-// and Aircraft, with instances that reset mid-run (mode kReset) and skip
-// (kSkip). Runs under ThreadSanitizer via `make tsan`.
+// parallel region, one executive list across instances), and on every other
+// executor's batch runner, must give, instance by instance, the digests of
+// separate serial Simulations -- for PHOLD, PCS and Aircraft, with instances
+// that reset mid-run (mode kReset) and skip (kSkip). Runs under
+// ThreadSanitizer via `make tsan`.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seer/config.hpp"
+#include "seer/executor.hpp"
+#include "builtin_models.hpp"
 #include "seer/model_registry.hpp"
 #include "seer/simulation.hpp"
 #include "seer/vector_simulation.hpp"
@@ -31,9 +36,9 @@ struct Case {
   std::size_t action_dim;
 };
 
-void run_case(const Case& c, std::size_t num_envs, unsigned threads) {
+void run_case(const Case& c, std::size_t num_envs, const char* executor, unsigned threads) {
   seer::SimulationOptions parallel;
-  parallel.executor = "parallel";
+  parallel.executor = executor;
   parallel.num_threads = threads;
   seer::VectorSimulation vec(c.model, seer::Config(c.config), num_envs, parallel);
   const seer::ModelSpec& spec = vec.spec();
@@ -76,7 +81,8 @@ void run_case(const Case& c, std::size_t num_envs, unsigned threads) {
       if (errors[i]) fail(std::string(c.model) + ": instance raised");
       if (vec.at(i).digest() != refs[i]->digest()) {
         fail(std::string(c.model) + ": instance " + std::to_string(i) + " differs after step " +
-             std::to_string(step) + " (" + std::to_string(threads) + " threads)");
+             std::to_string(step) + " (" + executor + ", " + std::to_string(threads) +
+             " threads)");
       }
       const float* ref_obs = refs[i]->outputs().observations;
       for (std::size_t k = 0; k < spec.num_agents * spec.obs_dim; ++k) {
@@ -92,13 +98,25 @@ void run_case(const Case& c, std::size_t num_envs, unsigned threads) {
 }  // namespace
 
 int main() {
+  seer::register_builtin_models();
   const std::vector<Case> cases = {
       {"phold", {{"num_entities", 40}, {"population", 2}, {"lookahead", 0.05}}, true, 0},
       {"pcs", {{"width", 4}, {"height", 4}, {"move_interval", 100}}, true, 0},
       {"aircraft", {{"num_uavs", 12}, {"substeps", 4}}, false, 4},
   };
   for (const Case& c : cases) {
-    for (unsigned threads : {1u, 2u, 4u}) run_case(c, 3, threads);
+    for (unsigned threads : {1u, 2u, 4u}) run_case(c, 3, "parallel", threads);
+    run_case(c, 3, "serial", 1);
+    run_case(c, 3, "locked", 2);
+    run_case(c, 3, "barrier", 2);
+  }
+  // The batch runner factory checks names and thread counts as make_executor does.
+  for (const auto& [name, threads] : {std::pair<const char*, unsigned>{"nope", 1}, {"parallel", 0}}) {
+    try {
+      seer::make_batch_runner(name, threads);
+      fail(std::string("make_batch_runner accepted ") + name + " x" + std::to_string(threads));
+    } catch (const std::invalid_argument&) {
+    }
   }
   if (failures == 0) std::printf("test_vector_simulation: all passed\n");
   return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

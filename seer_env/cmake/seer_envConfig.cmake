@@ -11,7 +11,7 @@
 #                            serial equivalence needs (no FMA contraction, no fast-math).
 #   seer_env_add_model(<name> <sources>...)
 #                            builds extension module <name> from your sources plus the
-#                            runtime's model-side sources (Context checks, Config), which
+#                            runtime's model-side sources (Context checks, Config, workload declarations), which
 #                            a plugin compiles in because seer_env._core does not export
 #                            C++ symbols.
 #   SEER_ENV_INCLUDE_DIR, SEER_ENV_SDK_SOURCES, seer_env_VERSION
@@ -28,7 +28,8 @@ else()
   set(_seer_env_src "${_seer_env_pkg}/../cpp/src")
 endif()
 get_filename_component(SEER_ENV_INCLUDE_DIR "${SEER_ENV_INCLUDE_DIR}" ABSOLUTE)
-set(SEER_ENV_SDK_SOURCES "${_seer_env_src}/context.cpp" "${_seer_env_src}/config.cpp")
+set(SEER_ENV_SDK_SOURCES "${_seer_env_src}/context.cpp" "${_seer_env_src}/config.cpp"
+                         "${_seer_env_src}/workload.cpp")
 foreach(_f "${SEER_ENV_INCLUDE_DIR}/seer/plugin.hpp" ${SEER_ENV_SDK_SOURCES})
   if(NOT EXISTS "${_f}")
     set(seer_env_FOUND FALSE)

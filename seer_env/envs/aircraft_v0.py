@@ -110,36 +110,61 @@ every size.
 
 ## Arguments
 
+<!-- declared arguments: generated from the model's declaration -->
 ``aircraft_v0.parallel_env(num_uavs=256, substeps=20, wind_modes=8,
 beacon_every=10, comm_radius=30.0, comm_latency=0.05, safe_radius=3.0,
-k_neighbors=4, max_neighbors=16, neighbor_timeout=0.5, dt=0.1,
-arena_size=None, ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1,
-gravity=9.81, max_rate=3.0, rate_gain=20.0, battery_capacity=1e5,
-power_idle=20.0, power_thrust=150.0, power_rate=10.0, near_miss_penalty=1.0,
-energy_weight=1e-3, crash_penalty=10.0, max_cycles=500, seed=None,
-executor=None, num_threads="auto", check=False, event_budget=50_000_000,
+k_neighbors=4, max_neighbors=16, neighbor_timeout=0.5, dt=0.1, arena_size=None,
+ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1, gravity=9.81,
+max_rate=3.0, rate_gain=20.0, battery_capacity=100000.0, power_idle=20.0,
+power_thrust=150.0, power_rate=10.0, near_miss_penalty=1.0,
+energy_weight=0.001, crash_penalty=10.0, max_cycles=500, seed=None,
+executor=None, num_threads='auto', check=False, event_budget=50000000,
 render_mode=None)``
 
-- ``num_uavs``: agents, 1..1048576.
-- ``substeps``: RK4 substeps per step, 1..10000; ``dt``: seconds per step, > 0.
-- ``wind_modes``: sinusoidal wind modes, 0..256; ``wind_speed``: their total
-  amplitude in m/s, >= 0; ``wind_seed``: scenario seed of the wind, 0..2**53.
-- ``beacon_every``: substeps between beacons, >= 1.
-- ``comm_radius``: beacon range in metres, > 0; ``comm_latency``: beacon
-  delay in seconds, > 0 (the runtime's lookahead: larger values give the
-  parallel executor more work per round).
-- ``safe_radius``: near-miss distance in metres, >= 0.
-- ``k_neighbors``: neighbours in the observation, 0..``max_neighbors``;
-  ``max_neighbors``: neighbour-table size, 1..32; ``neighbor_timeout``:
-  seconds after which an entry is no longer observed, >= 0.
-- ``arena_size``: half-width of the airspace in metres, > 0 (None: the
-  default above); ``ceiling``: metres, > 0.
-- ``drag`` (1/m), ``gravity`` (m/s^2), ``max_rate`` (rad/s, > 0),
-  ``rate_gain`` (1/s): physics, >= 0.
-- ``battery_capacity`` (J, > 0), ``power_idle``, ``power_thrust``,
-  ``power_rate`` (W): the battery, >= 0.
-- ``near_miss_penalty``, ``energy_weight``, ``crash_penalty``: reward
-  weights, >= 0.
+- ``num_uavs``: agents; 1..1048576, default ``256``.
+- ``substeps``: RK4 substeps per step; 1..10000, default ``20``.
+- ``wind_modes``: sinusoidal wind modes; 0..256, default ``8``.
+- ``beacon_every``: substeps between beacons; 1..1000000, default ``10``.
+- ``comm_radius``: beacon range, metres; (0.0, 1000000.0], default ``30.0``.
+- ``comm_latency``: beacon delay, seconds (the runtime's lookahead: larger
+  values give the parallel executor more work per round); (0.0, 1000.0],
+  default ``0.05``.
+- ``safe_radius``: near-miss distance, metres; [0.0, 1000000.0], default
+  ``3.0``.
+- ``k_neighbors``: neighbours in the observation (<= max_neighbors); 0..32,
+  default ``4``.
+- ``max_neighbors``: neighbour-table size; 1..32, default ``16``.
+- ``neighbor_timeout``: seconds after which a table entry is no longer
+  observed; [0.0, 1000000.0], default ``0.5``.
+- ``dt``: seconds per step; (0.0, 1000.0], default ``0.1``.
+- ``arena_size``: half-width of the square airspace, metres; (0.0, 10000000.0],
+  default ``6.25 * sqrt(num_uavs)``.
+- ``ceiling``: airspace ceiling, metres; (0.0, 1000000.0], default ``60.0``.
+- ``wind_speed``: total amplitude of the wind modes, m/s; [0.0, 1000.0],
+  default ``3.0``.
+- ``wind_seed``: scenario seed of the wind; 0..9007199254740992, default ``0``.
+- ``drag``: quadratic drag per unit mass, 1/m; [0.0, 1000.0], default ``0.1``.
+- ``gravity``: m/s^2; [0.0, 1000.0], default ``9.81``.
+- ``max_rate``: body-rate command at |action| = 1, rad/s; (0.0, 1000.0],
+  default ``3.0``.
+- ``rate_gain``: body-rate controller gain, 1/s; [0.0, 10000.0], default
+  ``20.0``.
+- ``battery_capacity``: battery, joules; (0.0, 1000000000000.0], default
+  ``100000.0``.
+- ``power_idle``: power drawn at rest, watts; [0.0, 1000000000.0], default
+  ``20.0``.
+- ``power_thrust``: power per (1 + thrust)^2, watts; [0.0, 1000000000.0],
+  default ``150.0``.
+- ``power_rate``: power per |rates|^2, watts; [0.0, 1000000000.0], default
+  ``10.0``.
+- ``near_miss_penalty``: reward weight of a near miss; [0.0, 1000000000.0],
+  default ``1.0``.
+- ``energy_weight``: reward weight of a joule used; [0.0, 1000000000.0],
+  default ``0.001``.
+- ``crash_penalty``: reward weight of a crash; [0.0, 1000000000.0], default
+  ``10.0``.
+<!-- end of declared arguments -->
+
 - ``max_cycles``: steps until truncation, >= 1.
 - ``seed``: seed of the first ``reset()`` without one (None: fresh entropy).
   ``reset()`` without a seed afterwards continues deterministically from the
@@ -170,13 +195,29 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv, validate_int, validate_real
-from seer_env.envs._aircraft_layout import MAX_NEIGHBOR_SLOTS, uav_states
+from seer_env.env import SeerParallelEnv
+from seer_env.workloads import (
+    declared_parameters,
+    document_arguments,
+    entity_records,
+    record_dtype,
+    validate_params,
+    workload_spec,
+)
 
-__all__ = ["AircraftEnv", "env", "parallel_env", "raw_env"]
+__all__ = ["UAV_STATE_DTYPE", "AircraftEnv", "env", "parallel_env", "raw_env", "uav_states"]
+
+SPEC = workload_spec("aircraft")  # the declaration: parameters, spaces, keys, records
+# The C++ UavState record (cpp/models/aircraft/aircraft.hpp), derived from the declaration.
+UAV_STATE_DTYPE = record_dtype("aircraft", "state")
 
 _RENDER_SIZE = 256  # rgb_array side, pixels
 _MAP_COLS, _MAP_ROWS = 64, 24  # ansi map size, characters
+
+
+def uav_states(sim) -> np.ndarray:
+    """The C++ entity states of an aircraft ``Simulation`` as a ``UAV_STATE_DTYPE`` array."""
+    return entity_records(sim, UAV_STATE_DTYPE)
 
 
 class AircraftEnv(SeerParallelEnv):
@@ -188,34 +229,9 @@ class AircraftEnv(SeerParallelEnv):
         "is_parallelizable": True,
     }
 
+    @declared_parameters(SPEC)
     def __init__(
         self,
-        num_uavs: int = 256,
-        substeps: int = 20,
-        wind_modes: int = 8,
-        beacon_every: int = 10,
-        comm_radius: float = 30.0,
-        comm_latency: float = 0.05,
-        safe_radius: float = 3.0,
-        k_neighbors: int = 4,
-        max_neighbors: int = 16,
-        neighbor_timeout: float = 0.5,
-        dt: float = 0.1,
-        arena_size: float | None = None,
-        ceiling: float = 60.0,
-        wind_speed: float = 3.0,
-        wind_seed: int = 0,
-        drag: float = 0.1,
-        gravity: float = 9.81,
-        max_rate: float = 3.0,
-        rate_gain: float = 20.0,
-        battery_capacity: float = 1e5,
-        power_idle: float = 20.0,
-        power_thrust: float = 150.0,
-        power_rate: float = 10.0,
-        near_miss_penalty: float = 1.0,
-        energy_weight: float = 1e-3,
-        crash_penalty: float = 10.0,
         max_cycles: int = 500,
         seed: int | None = None,
         executor: str | None = None,
@@ -223,44 +239,11 @@ class AircraftEnv(SeerParallelEnv):
         check: bool = False,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
+        **params: Any,
     ) -> None:
-        big = 1e12
-        config: dict[str, float] = {
-            "num_uavs": validate_int("num_uavs", num_uavs, 1, 1 << 20),
-            "substeps": validate_int("substeps", substeps, 1, 10000),
-            "wind_modes": validate_int("wind_modes", wind_modes, 0, 256),
-            "beacon_every": validate_int("beacon_every", beacon_every, 1, 1_000_000),
-            "comm_radius": validate_real("comm_radius", comm_radius, 0.0, 1e6, low_open=True),
-            "comm_latency": validate_real("comm_latency", comm_latency, 0.0, 1e3, low_open=True),
-            "safe_radius": validate_real("safe_radius", safe_radius, 0.0, 1e6),
-            "max_neighbors": validate_int("max_neighbors", max_neighbors, 1, MAX_NEIGHBOR_SLOTS),
-            "k_neighbors": validate_int("k_neighbors", k_neighbors, 0, MAX_NEIGHBOR_SLOTS),
-            "neighbor_timeout": validate_real("neighbor_timeout", neighbor_timeout, 0.0, 1e6),
-            "dt": validate_real("dt", dt, 0.0, 1e3, low_open=True),
-            "ceiling": validate_real("ceiling", ceiling, 0.0, 1e6, low_open=True),
-            "wind_speed": validate_real("wind_speed", wind_speed, 0.0, 1e3),
-            "wind_seed": validate_int("wind_seed", wind_seed, 0, 1 << 53),
-            "drag": validate_real("drag", drag, 0.0, 1e3),
-            "gravity": validate_real("gravity", gravity, 0.0, 1e3),
-            "max_rate": validate_real("max_rate", max_rate, 0.0, 1e3, low_open=True),
-            "rate_gain": validate_real("rate_gain", rate_gain, 0.0, 1e4),
-            "battery_capacity": validate_real(
-                "battery_capacity", battery_capacity, 0.0, big, low_open=True
-            ),
-            "power_idle": validate_real("power_idle", power_idle, 0.0, 1e9),
-            "power_thrust": validate_real("power_thrust", power_thrust, 0.0, 1e9),
-            "power_rate": validate_real("power_rate", power_rate, 0.0, 1e9),
-            "near_miss_penalty": validate_real("near_miss_penalty", near_miss_penalty, 0.0, 1e9),
-            "energy_weight": validate_real("energy_weight", energy_weight, 0.0, 1e9),
-            "crash_penalty": validate_real("crash_penalty", crash_penalty, 0.0, 1e9),
-        }
-        if config["k_neighbors"] > config["max_neighbors"]:
-            raise ValueError(
-                f"k_neighbors must be <= max_neighbors ({config['max_neighbors']}), "
-                f"got {config['k_neighbors']}"
-            )
-        if arena_size is not None:
-            config["arena_size"] = validate_real("arena_size", arena_size, 0.0, 1e7, low_open=True)
+        # Model parameters, defaults and checks: the declaration
+        # (cpp/models/aircraft/workload.cpp); k_neighbors <= max_neighbors is the model's.
+        config = validate_params(SPEC, params)
         super().__init__(
             "aircraft",
             config,
@@ -273,9 +256,8 @@ class AircraftEnv(SeerParallelEnv):
             render_mode=render_mode,
         )
         self.num_uavs = config["num_uavs"]
-        self.arena_size = (
-            config["arena_size"] if arena_size is not None else 6.25 * np.sqrt(self.num_uavs)
-        )
+        # arena_size's declared default is computed (default_doc); the same formula.
+        self.arena_size = config.get("arena_size", 6.25 * np.sqrt(self.num_uavs))
         self.ceiling = config["ceiling"]
         self.battery_capacity = config["battery_capacity"]
 
@@ -383,3 +365,6 @@ def raw_env(**kwargs: Any) -> AECEnv:
 def env(**kwargs: Any) -> AECEnv:
     """aircraft_v0 as an AEC env (``parallel_to_aec``: order enforced)."""
     return parallel_to_aec(parallel_env(**kwargs))
+
+
+__doc__ = document_arguments(__doc__, SPEC, "aircraft_v0.parallel_env", AircraftEnv.__init__)

@@ -83,23 +83,32 @@ hands off with zero delay: every cross-cell arrival takes at least
 
 ## Arguments
 
+<!-- declared arguments: generated from the model's declaration -->
 ``pcs_v0.parallel_env(width=32, height=32, channels=10, phones_per_cell=16,
 call_interval=360.0, call_duration=180.0, move_interval=4500.0,
 handoff_delay=1.0, step_minutes=60.0, handoff_weight=5.0, max_cycles=1000,
-seed=None, executor=None, num_threads="auto", check=False,
-event_budget=50_000_000, render_mode=None)``
+seed=None, executor=None, num_threads='auto', check=False,
+event_budget=50000000, render_mode=None)``
 
-- ``width``, ``height``: grid size, 1..4096 each (torus).
-- ``channels``: channels per cell, 1..64.
-- ``phones_per_cell``: phones per cell at reset, 1..65536
-  (``phones_per_cell * width * height <= 1e8``).
-- ``call_interval``, ``call_duration``, ``move_interval``: exponential means in
-  minutes, > 0.
+- ``width``: cells along x (a torus); 1..4096, default ``32``.
+- ``height``: cells along y (a torus); 1..4096, default ``32``.
+- ``channels``: channels per cell; 1..64, default ``10``.
+- ``phones_per_cell``: phones per cell at reset (phones_per_cell * width *
+  height <= 1e8); 1..65536, default ``16``.
+- ``call_interval``: mean minutes between a phone's call attempts
+  (exponential); > 0.0, default ``360.0``.
+- ``call_duration``: mean minutes of a call (exponential); > 0.0, default
+  ``180.0``.
+- ``move_interval``: mean minutes between a phone's moves (exponential); > 0.0,
+  default ``4500.0``.
 - ``handoff_delay``: minutes a phone takes to arrive in another cell (the
-  runtime's lookahead), > 0. Larger values give the parallel executor more work
-  per synchronization round.
-- ``step_minutes``: simulated minutes per step, > 0.
-- ``handoff_weight``: cost of a dropped handoff relative to a blocked call, >= 0.
+  runtime's lookahead: larger values give the parallel executor more work per
+  synchronization round); > 0.0, default ``1.0``.
+- ``step_minutes``: simulated minutes per step; > 0.0, default ``60.0``.
+- ``handoff_weight``: cost of a dropped handoff relative to a blocked call; >=
+  0.0, default ``5.0``.
+<!-- end of declared arguments -->
+
 - ``max_cycles``: steps until truncation, >= 1.
 - ``seed``: seed of the first ``reset()`` without one (None: fresh entropy).
   ``reset()`` without a seed afterwards continues deterministically from the
@@ -127,12 +136,17 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv, validate_int, validate_real
+from seer_env.env import SeerParallelEnv
+from seer_env.workloads import (
+    declared_parameters,
+    document_arguments,
+    validate_params,
+    workload_spec,
+)
 
 __all__ = ["PcsEnv", "env", "parallel_env", "raw_env"]
 
-# The cell state's since-reset counters: six uint64 at byte 64 of PcsState
-# (static_assert in cpp/models/pcs/pcs.hpp), in this order.
+SPEC = workload_spec("pcs")  # the declaration: parameters, spaces, keys, records
 _LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
 
 
@@ -141,18 +155,9 @@ class PcsEnv(SeerParallelEnv):
 
     metadata = {"name": "pcs_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
 
+    @declared_parameters(SPEC)
     def __init__(
         self,
-        width: int = 32,
-        height: int = 32,
-        channels: int = 10,
-        phones_per_cell: int = 16,
-        call_interval: float = 360.0,
-        call_duration: float = 180.0,
-        move_interval: float = 4500.0,
-        handoff_delay: float = 1.0,
-        step_minutes: float = 60.0,
-        handoff_weight: float = 5.0,
         max_cycles: int = 1000,
         seed: int | None = None,
         executor: str | None = None,
@@ -160,24 +165,10 @@ class PcsEnv(SeerParallelEnv):
         check: bool = False,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
+        **params: Any,
     ) -> None:
-        config = {
-            "width": validate_int("width", width, 1, 4096),
-            "height": validate_int("height", height, 1, 4096),
-            "channels": validate_int("channels", channels, 1, 64),
-            "phones_per_cell": validate_int("phones_per_cell", phones_per_cell, 1, 65536),
-            "call_interval": validate_real("call_interval", call_interval, 0.0, low_open=True),
-            "call_duration": validate_real("call_duration", call_duration, 0.0, low_open=True),
-            "move_interval": validate_real("move_interval", move_interval, 0.0, low_open=True),
-            "handoff_delay": validate_real("handoff_delay", handoff_delay, 0.0, low_open=True),
-            "step_minutes": validate_real("step_minutes", step_minutes, 0.0, low_open=True),
-            "handoff_weight": validate_real("handoff_weight", handoff_weight, 0.0),
-        }
-        phones = config["phones_per_cell"] * config["width"] * config["height"]
-        if phones > 10**8:
-            raise ValueError(
-                f"phones_per_cell * width * height must be <= 1e8 (pending events), got {phones}"
-            )
+        # Model parameters, defaults and checks: the declaration (cpp/models/pcs/workload.cpp).
+        config = validate_params(SPEC, params)
         super().__init__(
             "pcs",
             config,
@@ -240,3 +231,6 @@ def raw_env(**kwargs: Any) -> AECEnv:
 def env(**kwargs: Any) -> AECEnv:
     """pcs_v0 as an AEC env (``parallel_to_aec``: order enforced)."""
     return parallel_to_aec(parallel_env(**kwargs))
+
+
+__doc__ = document_arguments(__doc__, SPEC, "pcs_v0.parallel_env", PcsEnv.__init__)

@@ -67,22 +67,53 @@ semantics: as pcs_v0 (see its docstring).
 
 ## Arguments
 
+<!-- declared arguments: generated from the model's declaration -->
 ``pcs_v1.parallel_env(width=8, height=8, channels=10, phones_per_cell=16,
 call_interval=300.0, call_duration=180.0, move_interval=4500.0,
 handoff_delay=1.0, step_minutes=60.0, handoff_weight=10.0, day_minutes=1440.0,
 daily_swing=0.5, hotspot_gain=1.5, hotspot_radius=1.5, rush_mobility=200.0,
-count_cap=8.0, max_cycles=96, seed=None, executor=None, num_threads="auto",
-check=False, event_budget=50_000_000, render_mode=None)``
+count_cap=8.0, max_cycles=96, seed=None, executor=None, num_threads='auto',
+check=False, event_budget=50000000, render_mode=None)``
 
-pcs_v0's arguments mean the same here. New:
+- ``width``: cells along x (a torus); 1..4096, default ``8``.
+- ``height``: cells along y (a torus); 1..4096, default ``8``.
+- ``channels``: channels per cell; 1..64, default ``10``.
+- ``phones_per_cell``: phones per cell at reset (phones_per_cell * width *
+  height <= 1e8); 1..65536, default ``16``.
+- ``call_interval``: mean minutes between a phone's call attempts
+  (exponential); > 0.0, default ``300.0``.
+- ``call_duration``: mean minutes of a call (exponential); > 0.0, default
+  ``180.0``.
+- ``move_interval``: mean minutes between a phone's moves (exponential); > 0.0,
+  default ``4500.0``.
+- ``handoff_delay``: minutes a phone takes to arrive in another cell (the
+  runtime's lookahead: larger values give the parallel executor more work per
+  synchronization round); > 0.0, default ``1.0``.
+- ``step_minutes``: simulated minutes per step; > 0.0, default ``60.0``.
+- ``handoff_weight``: cost of a dropped handoff relative to a blocked call; >=
+  0.0, default ``10.0``.
+- ``day_minutes``: minutes of one traffic cycle (a day of 24 hours); > 0.0,
+  default ``1440.0``.
+- ``daily_swing``: amplitude of the daily call-rate profile 1 - daily_swing *
+  cos(2 pi t / day_minutes); [0.0, 0.99], default ``0.5``.
+- ``hotspot_gain``: extra call rate at the moving hot spot's centre (0: none);
+  [0.0, 100.0], default ``1.5``.
+- ``hotspot_radius``: the hot spot's Gaussian width in cells; > 0.0, default
+  ``1.5``.
+- ``rush_mobility``: extra move rate at the 8:00 and 17:00 rush hours' peaks
+  (0: none); >= 0.0, default ``200.0``.
+- ``count_cap``: largest scaled count observed (bounds the Box); > 0.0, default
+  ``8.0``.
+<!-- end of declared arguments -->
 
-- ``day_minutes``: length of the traffic cycle in minutes, > 0.
-- ``daily_swing``: amplitude of the daily call-rate profile, in [0, 0.99].
-- ``hotspot_gain``: extra call rate at the hot spot's centre (0: none), in [0, 100].
-- ``hotspot_radius``: the hot spot's Gaussian width in cells, > 0.
-- ``rush_mobility``: extra move rate at the rush hours' peaks (0: none), >= 0.
-  A "day" has 24 hours of ``day_minutes / 24`` minutes each.
-- ``count_cap``: largest scaled count observed, > 0.
+- ``max_cycles``: steps until truncation, >= 1 (default 96: 4 days of hourly
+  steps).
+- ``seed``, ``executor``, ``num_threads``, ``check``, ``event_budget``,
+  ``render_mode``: as pcs_v0.
+
+pcs_v0's parameters mean the same here; the traffic parameters are read by
+``cpp/models/pcs/traffic.hpp``. A "day" has 24 hours of ``day_minutes / 24``
+minutes each.
 
 With ``daily_swing=0, hotspot_gain=0, rush_mobility=0`` the traffic is
 pcs_v0's; only the observation (time of day, capped counts) differs.
@@ -111,10 +142,20 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv, validate_int, validate_real
+from seer_env.env import SeerParallelEnv
 from seer_env.envs.pcs_v0 import PcsEnv
+from seer_env.workloads import (
+    declared_parameters,
+    document_arguments,
+    validate_params,
+    workload_spec,
+)
 
 __all__ = ["PcsV1Env", "env", "parallel_env", "raw_env"]
+
+# The declaration (cpp/models/pcs/workload.cpp): pcs_v0's parameters with the
+# task's defaults, and the traffic parameters.
+SPEC = workload_spec("pcs_v1")
 
 
 class PcsV1Env(PcsEnv):
@@ -122,24 +163,9 @@ class PcsV1Env(PcsEnv):
 
     metadata = {"name": "pcs_v1", "render_modes": ["ansi", "human"], "is_parallelizable": True}
 
+    @declared_parameters(SPEC)
     def __init__(
         self,
-        width: int = 8,
-        height: int = 8,
-        channels: int = 10,
-        phones_per_cell: int = 16,
-        call_interval: float = 300.0,
-        call_duration: float = 180.0,
-        move_interval: float = 4500.0,
-        handoff_delay: float = 1.0,
-        step_minutes: float = 60.0,
-        handoff_weight: float = 10.0,
-        day_minutes: float = 1440.0,
-        daily_swing: float = 0.5,
-        hotspot_gain: float = 1.5,
-        hotspot_radius: float = 1.5,
-        rush_mobility: float = 200.0,
-        count_cap: float = 8.0,
         max_cycles: int = 96,
         seed: int | None = None,
         executor: str | None = None,
@@ -147,34 +173,12 @@ class PcsV1Env(PcsEnv):
         check: bool = False,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
+        **params: Any,
     ) -> None:
-        config = {
-            "width": validate_int("width", width, 1, 4096),
-            "height": validate_int("height", height, 1, 4096),
-            "channels": validate_int("channels", channels, 1, 64),
-            "phones_per_cell": validate_int("phones_per_cell", phones_per_cell, 1, 65536),
-            "call_interval": validate_real("call_interval", call_interval, 0.0, low_open=True),
-            "call_duration": validate_real("call_duration", call_duration, 0.0, low_open=True),
-            "move_interval": validate_real("move_interval", move_interval, 0.0, low_open=True),
-            "handoff_delay": validate_real("handoff_delay", handoff_delay, 0.0, low_open=True),
-            "step_minutes": validate_real("step_minutes", step_minutes, 0.0, low_open=True),
-            "handoff_weight": validate_real("handoff_weight", handoff_weight, 0.0),
-            "day_minutes": validate_real("day_minutes", day_minutes, 0.0, low_open=True),
-            "daily_swing": validate_real("daily_swing", daily_swing, 0.0, 0.99),
-            "hotspot_gain": validate_real("hotspot_gain", hotspot_gain, 0.0, 100.0),
-            "hotspot_radius": validate_real("hotspot_radius", hotspot_radius, 0.0, low_open=True),
-            "rush_mobility": validate_real("rush_mobility", rush_mobility, 0.0, 1e6),
-            "count_cap": validate_real("count_cap", count_cap, 0.0, low_open=True),
-            "time_features": 1,
-        }
-        phones = config["phones_per_cell"] * config["width"] * config["height"]
-        if phones > 10**8:
-            raise ValueError(
-                f"phones_per_cell * width * height must be <= 1e8 (pending events), got {phones}"
-            )
-        SeerParallelEnv.__init__(
+        config = validate_params(SPEC, params)
+        SeerParallelEnv.__init__(  # not PcsEnv's: that one builds pcs_v0
             self,
-            "pcs",
+            "pcs_v1",
             config,
             seed=seed,
             max_cycles=max_cycles,
@@ -202,3 +206,6 @@ def raw_env(**kwargs: Any) -> AECEnv:
 def env(**kwargs: Any) -> AECEnv:
     """pcs_v1 as an AEC env (``parallel_to_aec``: order enforced)."""
     return parallel_to_aec(parallel_env(**kwargs))
+
+
+__doc__ = document_arguments(__doc__, SPEC, "pcs_v1.parallel_env", PcsV1Env.__init__)

@@ -60,7 +60,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.tune.registry import register_env
 
 import seer_env
-from seer_env.env import validate_seed
+from seer_env.validation import validate_seed
 
 __all__ = ["SeerRLlibEnv", "env_creator", "env_runner_threads", "register"]
 

@@ -30,59 +30,42 @@ import math
 
 import numpy as np
 
-from seer_env.envs._aircraft_layout import NO_NEIGHBOR, UAV_STATE_DTYPE
 from seer_env.rng import EntityRng
+from seer_env.workloads import model_parameters, record_dtype, workload_spec
+
+SPEC = workload_spec("aircraft")
+# The C++ UavState record, derived from the model's declaration.
+UAV_STATE_DTYPE = record_dtype("aircraft", "state")
+NO_NEIGHBOR = 0xFFFFFFFF  # kNoNeighbor in cpp/models/aircraft/aircraft.hpp: an empty table slot
 
 VELOCITY_SCALE = 10.0
 OBS_BOUND = 100.0
 OWN_OBS = 17
-INFO_KEYS = ("near_misses", "near_misses_total", "beacons_received", "neighbors", "crash_cause")
+INFO_KEYS = tuple(SPEC["info_keys"])
 ALIVE, GROUND, OUT_OF_BOUNDS, BATTERY_EMPTY = 0, 1, 2, 3
 
 # Inertia of the airframe (kg m^2): only the gyroscopic ratios enter.
 _IXX, _IYY, _IZZ = 0.01, 0.01, 0.02
 
 
-@dataclasses.dataclass
-class AircraftParams:
-    """The model's parameters, defaults as in ``cpp/models/aircraft/params.cpp``."""
+def _post_init(self) -> None:
+    if self.arena_size is None:
+        self.arena_size = 6.25 * math.sqrt(float(self.num_uavs))
+    self.h = self.dt / float(self.substeps)
+    self.half_h = self.h * 0.5
+    self.sixth_h = self.h / 6.0
+    self.gyro = ((_IYY - _IZZ) / _IXX, (_IZZ - _IXX) / _IYY, (_IXX - _IYY) / _IZZ)
+    self.comm_radius_sq = self.comm_radius * self.comm_radius
+    self.safe_radius_sq = self.safe_radius * self.safe_radius
 
-    num_uavs: int = 256
-    substeps: int = 20
-    wind_modes: int = 8
-    beacon_every: int = 10
-    max_neighbors: int = 16
-    k_neighbors: int = 4
-    wind_seed: int = 0
-    dt: float = 0.1
-    comm_radius: float = 30.0
-    comm_latency: float = 0.05
-    safe_radius: float = 3.0
-    neighbor_timeout: float = 0.5
-    arena_size: float | None = None  # default 6.25 * sqrt(num_uavs)
-    ceiling: float = 60.0
-    gravity: float = 9.81
-    drag: float = 0.1
-    wind_speed: float = 3.0
-    max_rate: float = 3.0
-    rate_gain: float = 20.0
-    battery_capacity: float = 1e5
-    power_idle: float = 20.0
-    power_thrust: float = 150.0
-    power_rate: float = 10.0
-    near_miss_penalty: float = 1.0
-    energy_weight: float = 1e-3
-    crash_penalty: float = 10.0
 
-    def __post_init__(self) -> None:
-        if self.arena_size is None:
-            self.arena_size = 6.25 * math.sqrt(float(self.num_uavs))
-        self.h = self.dt / float(self.substeps)
-        self.half_h = self.h * 0.5
-        self.sixth_h = self.h / 6.0
-        self.gyro = ((_IYY - _IZZ) / _IXX, (_IZZ - _IXX) / _IYY, (_IXX - _IYY) / _IZZ)
-        self.comm_radius_sq = self.comm_radius * self.comm_radius
-        self.safe_radius_sq = self.safe_radius * self.safe_radius
+# The model's parameters, fields and defaults from its declaration
+# (cpp/models/aircraft/workload.cpp); arena_size None: 6.25 * sqrt(num_uavs).
+AircraftParams = dataclasses.make_dataclass(
+    "AircraftParams",
+    [(p.name, p.annotation, dataclasses.field(default=p.default)) for p in model_parameters(SPEC)],
+    namespace={"__post_init__": _post_init, "__doc__": "aircraft_v0's model parameters."},
+)
 
 
 def draw_wind(modes: int, speed: float, wind_seed: int) -> np.ndarray:

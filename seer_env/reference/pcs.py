@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env.env import episode_seed, validate_seed
 from seer_env.rng import EntityRng
+from seer_env.seeding import episode_seed
+from seer_env.validation import validate_seed
+from seer_env.workloads import declared_parameters, workload_spec
 
+SPEC = workload_spec("pcs")
 NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = range(4)
-INFO_KEYS = ("call_attempts", "blocks", "busy_lines", "handoffs_in", "dropped_handoffs", "events")
+INFO_KEYS = tuple(SPEC["info_keys"])
 # Phone payload fields (a phone is a list, carried by its one pending event).
 NEXT_CALL_T, CALL_END_T, NEXT_MOVE_T, PHONE_ID, CHANNEL = range(5)
 NO_CHANNEL = 0xFFFFFFFF
@@ -32,34 +36,27 @@ class PcsReference(ParallelEnv):
 
     metadata = {"name": "pcs_reference_v0", "render_modes": [], "is_parallelizable": True}
 
+    @declared_parameters(SPEC)
     def __init__(
         self,
-        width: int = 32,
-        height: int = 32,
-        channels: int = 10,
-        phones_per_cell: int = 16,
-        call_interval: float = 360.0,
-        call_duration: float = 180.0,
-        move_interval: float = 4500.0,
-        handoff_delay: float = 1.0,
-        step_minutes: float = 60.0,
-        handoff_weight: float = 5.0,
         max_cycles: int = 1000,
         seed: int | None = None,
         render_mode: str | None = None,
+        **params: Any,
     ) -> None:
+        # Parameters and defaults: the model's declaration (cpp/models/pcs/workload.cpp).
         if render_mode is not None:
             raise ValueError(f"render_mode must be None, got {render_mode!r}")
         self.render_mode = None
-        self.width, self.height = int(width), int(height)
-        self.channels = int(channels)
-        self.phones_per_cell = int(phones_per_cell)
-        self.call_interval = float(call_interval)
-        self.call_duration = float(call_duration)
-        self.move_interval = float(move_interval)
-        self.handoff_delay = float(handoff_delay)
-        self.step_minutes = float(step_minutes)
-        self.handoff_weight = float(handoff_weight)
+        self.width, self.height = int(params["width"]), int(params["height"])
+        self.channels = int(params["channels"])
+        self.phones_per_cell = int(params["phones_per_cell"])
+        self.call_interval = float(params["call_interval"])
+        self.call_duration = float(params["call_duration"])
+        self.move_interval = float(params["move_interval"])
+        self.handoff_delay = float(params["handoff_delay"])
+        self.step_minutes = float(params["step_minutes"])
+        self.handoff_weight = float(params["handoff_weight"])
         self.max_cycles = int(max_cycles)
         self._seed = validate_seed(seed)
         self._episode_seed: int | None = None

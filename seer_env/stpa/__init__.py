@@ -9,7 +9,7 @@ in this order:
    (affinity / cgroup quota);
 3. a cached decision for this (model, config, machine);
 4. a preflight: a serial probe gives the trace (events, rounds, time per
-   event); the static model (``model.py``) prunes pool sizes that cannot win;
+   event); the static cost model (``cost_model.py``) prunes pool sizes that cannot win;
    the rest are measured on throw-away copies in interleaved blocks
    (``preflight.py``) and the lowest upper-quartile step time wins,
    preferring fewer threads within ``TIE``. The upper quartile, not the
@@ -32,8 +32,7 @@ from typing import Any
 
 from seer_env import _core
 from seer_env._version import __version__
-from seer_env.stpa import hardware
-from seer_env.stpa import model as cost_model
+from seer_env.stpa import cost_model, hardware
 from seer_env.stpa.cache import DecisionCache, default_path, make_key
 from seer_env.stpa.preflight import SERIAL, Candidate, Preflight
 

@@ -4,6 +4,8 @@
   returns the serial executor's bytes, step after step.
 - ``assert_models_equivalent(env_fn_a, env_fn_b)``: two implementations of a
   model (a ``PythonModel`` prototype and its C++ port) return the same bytes.
+- ``assert_declarations_match(model_a, model_b)``: the two declare the same
+  parameters (names, types, defaults, bounds), keys and state record.
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
@@ -15,12 +17,14 @@ seed and replayed identically to every env compared.
 """
 
 from seer_env.testing.contract import ContractReport, Violation, check_contract
+from seer_env.testing.declaration import assert_declarations_match
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.trajectory import first_difference, random_policy, record
 
 __all__ = [
     "ContractReport",
     "Violation",
+    "assert_declarations_match",
     "assert_models_equivalent",
     "assert_serial_equivalent",
     "check_contract",

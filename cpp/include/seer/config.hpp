@@ -27,6 +27,8 @@ class Config {
                        std::int64_t hi);
   // Throws if a key was set that no reader asked for (a typo, usually).
   void reject_unknown(const std::string& model_name) const;
+  // The keys a reader asked for (set or not): checked against the declaration.
+  const std::set<std::string>& keys_read() const { return read_; }
 
  private:
   std::map<std::string, double> values_;

@@ -68,7 +68,9 @@ class Dispatcher {
  private:
   template <class Fn>
   void run_handler(EntityId e, double now, EventKind handling, Fn&& fn);
-  void snapshot_states();
+  // Checked mode: copies every entity's state bytes before a handler, for
+  // verify_states() to compare after it. (Not the model's boundary snapshot.)
+  void copy_states_for_write_check();
   void verify_states(EntityId e, double now, EventKind handling);
 
   Model* model_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -72,10 +73,33 @@ inline double safe_horizon(double lb, double lookahead, double t_end) {
 // Throws EventBudgetExceeded for `window` (shared by executors).
 [[noreturn]] void throw_event_budget(const StepWindow& window);
 
+// Steps the instances of a vector env together, one executor per instance.
+// Built by make_batch_runner() for an executor name: with "parallel" every
+// instance shares one engine and a batch step is one parallel region; the
+// other executors step the instances one after another.
+class BatchRunner {
+ public:
+  virtual ~BatchRunner() = default;
+  // An executor for one more instance (member number = how many were added
+  // before). The runner keeps a pointer to it: it must stay the instance's
+  // executor, alive, while the runner is used. Not thread-safe; allocates.
+  virtual std::unique_ptr<Executor> add_instance() = 0;
+  // One step of each listed instance: member members[k] runs windows[k],
+  // fills stats[k] (zeroed first) and failures[k] (null when it went well).
+  // A failing instance stops; the others complete their step. Blocks until
+  // all are done; one caller at a time.
+  virtual void run_steps(const std::size_t* members, const StepWindow* windows, StepStats* stats,
+                         std::exception_ptr* failures, std::size_t count) = 0;
+  // A batch step is coming soon: wake parked worker threads (a hint).
+  virtual void prewake() = 0;
+};
+
 // Builds an executor by name ("serial", "parallel", ...); throws
 // std::invalid_argument naming `executor` for unknown names, `num_threads`
-// for invalid counts.
+// for invalid counts. The only place that maps names to executors.
 std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_threads);
+// The batch runner for executor `name`, with the same checks.
+std::unique_ptr<BatchRunner> make_batch_runner(const std::string& name, unsigned num_threads);
 std::vector<std::string> executor_names();
 
 }  // namespace seer

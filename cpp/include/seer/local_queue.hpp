@@ -5,7 +5,7 @@
 // entity, drains the inbox into a private min-heap in key order and pops from
 // it without atomics. Inbox order does not matter: the heap restores the
 // (time, source, seq) order. The whole queue is one cache line, which also
-// holds what the parallel executor's per-round scan reads (publish()).
+// holds what the parallel executor's per-round scan reads (update_scan_top()).
 #pragma once
 
 #include <algorithm>
@@ -34,12 +34,14 @@ class NodePool {
  public:
   static constexpr std::size_t kBlock = 256;
 
+  // A free node; allocates a block of kBlock nodes when none is left.
   EventNode* allocate() {
     if (free_ == nullptr) grow();
     EventNode* n = free_;
     free_ = n->next;
     return n;
   }
+  // Takes n back (from any pool). Does not allocate.
   void release(EventNode* n) {
     n->next = free_;
     free_ = n;
@@ -75,16 +77,20 @@ class alignas(64) LocalQueue {
   LocalQueue(const LocalQueue&) = delete;
   LocalQueue& operator=(const LocalQueue&) = delete;
 
-  // -- Producer side. Thread-safe (lock-free, wait-free but for CAS retries).
+  // -- Producer side.
+  // Hands `node` to the entity's inbox. Thread-safe, lock-free (retries a
+  // CAS under contention); never blocks or allocates.
   void push_remote(EventNode* node) {
-    // Read the time before publishing: once the CAS succeeds the node belongs
+    // Read the time before the push: once the CAS succeeds the node belongs
     // to the consumer, which may drain it and hand it to its worker's pool for
     // reuse at once; reading node->event after the CAS was a data race (found
     // by ThreadSanitizer in test_local_queue / test_parallel_phold).
     const std::uint64_t bits = time_bits(node->event.time);
+    // relaxed: only a first guess for the CAS below, which re-reads on failure.
     node->next = inbox_.load(std::memory_order_relaxed);
-    // acq_rel: release publishes the node; acquire orders our inbox_min_ update
-    // after a consumer reset that preceded the exchange we read from.
+    // acq_rel: release hands the node (and its event) to the consumer;
+    // acquire orders our inbox_min_ update after a consumer reset that
+    // preceded the exchange we read from. relaxed on failure: we just retry.
     while (!inbox_.compare_exchange_weak(node->next, node, std::memory_order_acq_rel,
                                          std::memory_order_relaxed)) {
     }
@@ -92,18 +98,27 @@ class alignas(64) LocalQueue {
     // is harmless (the entity is looked at once more for nothing); a missing
     // one is impossible because the bound is lowered after the push and
     // reset by the consumer before it takes the inbox.
+    // relaxed load: a first guess for the CAS. acq_rel CAS: orders the
+    // bound after our push (release) and after the reset we overwrite
+    // (acquire); relaxed on failure: we re-compare and retry.
     std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
     while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
                                                            std::memory_order_relaxed)) {
     }
   }
 
-  // -- Consumer side: only the thread holding the entity. Not thread-safe.
-  // Moves every inbox event into the heap, returning nodes to `pool`.
+  // -- Consumer side: only the thread holding the entity. Not thread-safe;
+  // no atomics but in drain(). The heap may allocate when it grows.
+  // Moves every inbox event into the heap, returning nodes to `pool`. Does
+  // not block; allocates only if the heap grows.
   void drain(NodePool& pool) {
+    // relaxed: an empty-check only; a node pushed just after is drained next time.
     if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
-    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);  // reset before taking
-    // acquire: pairs with the producers' release CAS.
+    // seq_cst: the reset must be ordered before the exchange below (a
+    // store-load pair, which only seq_cst orders), so that a producer whose
+    // node we miss lowers the bound again afterwards.
+    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);
+    // acquire: pairs with the producers' release CAS, so the events are visible.
     EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
     while (n != nullptr) {
       EventNode* next = n->next;
@@ -121,30 +136,36 @@ class alignas(64) LocalQueue {
   // Where the earliest heap event lives (null when empty), for prefetching.
   const Event* top_address() const { return heap_.top_address(); }
 
-  // -- Scan support (parallel executor). publish() by the holder when it lets
-  // go of the entity; the published values are read by the scan after a
-  // barrier or by the same thread.
-  void publish() {
-    published_top_ = heap_.top_time();
-    published_event_ = heap_.top_address();
+  // -- Scan support (parallel executor). update_scan_top() by the holder
+  // when it lets go of the entity; the copied values are read by the scan
+  // after a barrier or by the same thread. None of these blocks or allocates.
+  // Copies the heap's top time and address to the scan fields. Holder only.
+  void update_scan_top() {
+    scan_top_ = heap_.top_time();
+    scan_event_ = heap_.top_address();
   }
-  // min(published heap top, inbox bound): below the horizon means ready.
+  // min(scan top, inbox bound): below the horizon means ready. Thread-safe
+  // for the inbox bound; the scan top as of the last barrier.
   double earliest() const {
+    // acquire: a bound lowered by a producer comes with its pushed node.
     const double inbox = bits_time(inbox_min_.load(std::memory_order_acquire));
-    return published_top_ < inbox ? published_top_ : inbox;
+    return scan_top_ < inbox ? scan_top_ : inbox;
   }
-  double published_top() const { return published_top_; }
-  // Starts loading the earliest heap event and the heap's keys (a hint).
+  // Holder only (or after a barrier).
+  double scan_top() const { return scan_top_; }
+  // Starts loading the earliest heap event and the heap's keys (a hint). Thread-safe.
   void prefetch_heap() const {
-    if (published_event_ != nullptr) {
-      __builtin_prefetch(published_event_);
+    if (scan_event_ != nullptr) {
+      __builtin_prefetch(scan_event_);
       __builtin_prefetch(heap_.front_address());
     }
   }
   // Lower bound on the time of anything in the inbox (+inf when empty).
+  // Thread-safe. acquire: as in earliest().
   double inbox_bound() const { return bits_time(inbox_min_.load(std::memory_order_acquire)); }
 
-  // -- Outside a step (single-threaded).
+  // -- Outside a step (single-threaded; not thread-safe). clear() does not
+  // allocate; for_each() and size() walk the inbox and allocate nothing.
   void clear(NodePool& pool) {
     drain(pool);
     heap_.clear();
@@ -152,12 +173,14 @@ class alignas(64) LocalQueue {
   template <class Fn>
   void for_each(Fn&& fn) const {
     heap_.for_each(fn);
+    // acquire: the nodes' events were written before the producers' release CAS.
     for (EventNode* n = inbox_.load(std::memory_order_acquire); n != nullptr; n = n->next) {
       fn(n->event);
     }
   }
   std::size_t size() const {
     std::size_t n = heap_.size();
+    // acquire: as in for_each().
     for (EventNode* p = inbox_.load(std::memory_order_acquire); p != nullptr; p = p->next) ++n;
     return n;
   }
@@ -165,11 +188,11 @@ class alignas(64) LocalQueue {
  private:
   std::atomic<EventNode*> inbox_{nullptr};
   std::atomic<std::uint64_t> inbox_min_{kNeverBits};  // bits of a bound on the inbox's times
-  // The heap's earliest time and event as of the last publish(): what the
+  // The heap's earliest time and event as of the last update_scan_top(): what the
   // parallel executor's per-round scan and prefetches read, in the same
   // cache line as the inbox bound so a scan brings in what a drain touches.
-  double published_top_ = std::numeric_limits<double>::infinity();
-  const Event* published_event_ = nullptr;
+  double scan_top_ = std::numeric_limits<double>::infinity();
+  const Event* scan_event_ = nullptr;
   EventHeap heap_;  // owner-private, key order
 };
 // A scan or a drain touches one line of an entity's queue (plus its buffer).

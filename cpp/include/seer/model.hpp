@@ -74,7 +74,7 @@ class Model {
 
   // -- Boundary (t_k + dt). No handler runs.
   // Copy entity e's public state into the snapshot (parallel over entities).
-  virtual void publish(EntityId e) = 0;
+  virtual void write_snapshot(EntityId e) = 0;
   // Build read-only structures derived from the whole snapshot (serial).
   virtual void after_snapshot() {}
   // Per-agent outputs, reading that agent's state and the snapshot
@@ -108,7 +108,7 @@ class ModelBase : public Model {
 
   const ModelSpec& spec() const override { return spec_; }
 
-  void publish(EntityId e) override { snapshot_[e] = Derived::make_public(states_[e]); }
+  void write_snapshot(EntityId e) override { snapshot_[e] = Derived::make_public(states_[e]); }
 
   std::size_t entity_state_size() const override { return sizeof(State); }
   unsigned char* entity_state(EntityId e) override {

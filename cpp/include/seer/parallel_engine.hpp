@@ -1,5 +1,7 @@
-// The machinery behind ParallelExecutor: thread pool, barrier, per-worker
-// state and the executive list, shared by every instance stepped together.
+// What runs the parallel executor's rounds: thread pool, barrier, per-worker
+// state and the executive lists, shared by every instance stepped together.
+// It owns no instance: each ParallelInstance belongs to its ParallelExecutor
+// and is lent to the engine for one run_steps() or initialize() call.
 #pragma once
 
 #include <cstdint>
@@ -10,30 +12,35 @@
 #include "seer/executive_list.hpp"
 #include "seer/executor.hpp"
 #include "seer/local_queue.hpp"
+#include "seer/parallel_instance.hpp"
 #include "seer/spin_barrier.hpp"
 #include "seer/thread_pool.hpp"
 
 namespace seer {
 
-class ParallelExecutor;
-
 class ParallelEngine {
  public:
+  // Starts no thread (the pool starts on first use); allocates.
   explicit ParallelEngine(unsigned num_threads);
   ~ParallelEngine();
+  // Thread-safe.
   unsigned num_threads() const { return pool_.size(); }
-  // Wakes parked workers for a step that is coming soon.
+  // Wakes parked workers for a step that is coming soon. Same threading
+  // rules as ThreadPool::prewake(); does not block.
   void prewake() { pool_.prewake(); }
 
-  // One step of each instance, all in one parallel region: instance i runs
-  // windows[i] and fills stats[i]. Returns the failures (null where none);
-  // a failing instance stops, the others complete their step.
-  std::vector<std::exception_ptr> run_steps(ParallelExecutor* const* instances,
-                                            const StepWindow* windows, StepStats* stats,
-                                            std::size_t count);
-  // on_init of every entity of `instance`, in parallel.
-  void initialize(ParallelExecutor& instance);
-  // fn(i) for i in [0, n) on the pool; rethrows the first exception.
+  // One step of each instance, all in one parallel region: instances[i]
+  // runs windows[i], sets stats[i] and failures[i] (null where none); a
+  // failing instance stops, the others complete their step. Blocks until
+  // the region ends. Not thread-safe (one caller at a time, like every
+  // method below); allocates the batch's offsets, and more when the batch's
+  // layout changes.
+  void run_steps(ParallelInstance* const* instances, const StepWindow* windows, StepStats* stats,
+                 std::exception_ptr* failures, std::size_t count);
+  // on_init of every entity of `instance`, in parallel; rethrows the failure
+  // of the smallest key. Blocks.
+  void initialize(ParallelInstance& instance);
+  // fn(i) for i in [0, n) on the pool; rethrows the first exception. Blocks.
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
   // Node pool of the calling thread outside a parallel region (worker 0's).
   NodePool& caller_pool();
@@ -45,7 +52,7 @@ class ParallelEngine {
   void begin_slice(Worker& me, Batch& batch);
   void steal(Worker& me, unsigned w, Batch& batch);
   void drain_list(Worker& me, Batch& batch, ExecutiveList& list);
-  void drain_entity(Worker& me, ParallelExecutor& inst, std::size_t i, EntityId e, double horizon);
+  void drain_entity(Worker& me, ParallelInstance& inst, std::size_t i, EntityId e, double horizon);
   void end_round(Batch& batch);
   void prepare(Batch& batch);
 

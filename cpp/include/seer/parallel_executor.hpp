@@ -1,7 +1,7 @@
 // The parallel executor: the dual-layer event queue on a thread pool.
 //
 // Per step:
-//   phase 0  every worker runs on_step_begin/on_action for its slice of
+//   begin    every worker runs on_step_begin/on_action for its slice of
 //            entities; barrier. The first LB is t_begin: nothing pending is
 //            earlier, so no pass over every entity is needed.
 //   rounds   with H = min(LB + L, t_end): each worker scans its slice,
@@ -18,20 +18,21 @@
 // handlers. Errors: each entity stops at its own first failure; the failure
 // with the smallest serial key is reported, as the serial executor would.
 //
-// Several env instances (a vector env) can share one ParallelEngine and step
-// together in one call: the slices, the executive lists and the rounds then
+// Who does what: ParallelInstance holds one env's queues and step state;
+// ParallelEngine (threads, barrier, executive lists) runs the rounds over
+// one or more instances; ParallelExecutor is the Executor of one env, owning
+// its instance and running it on an engine. Several env instances (a vector
+// env) can share one engine and step together in one call
+// (ParallelBatchRunner): the slices, the executive lists and the rounds then
 // span every instance, each instance keeping its own horizon.
 #pragma once
 
-#include <atomic>
-#include <exception>
 #include <memory>
-#include <mutex>
-#include <tuple>
+#include <vector>
 
 #include "seer/executor.hpp"
-#include "seer/local_queue.hpp"
 #include "seer/parallel_engine.hpp"
+#include "seer/parallel_instance.hpp"
 
 namespace seer {
 
@@ -55,44 +56,28 @@ class ParallelExecutor final : public Executor {
   void run_step(const StepWindow& window, StepStats& stats) override;
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;
 
-  const std::shared_ptr<ParallelEngine>& engine() const { return engine_; }
+  // This env's queues and step state, for the engine that runs it.
+  ParallelInstance& instance() { return instance_; }
 
  private:
-  friend class ParallelEngine;
-  // Serial order of a failure: (phase, time, source, seq); phase 0 step
-  // begin, 1 actions, 2 events.
-  using FailureKey = std::tuple<int, double, std::uint64_t, std::uint64_t>;
-
-  void fail(const FailureKey& key);
-  void rethrow_failure();
-
   std::shared_ptr<ParallelEngine> engine_;
-  Dispatcher* dispatcher_ = nullptr;
-  std::uint32_t num_entities_ = 0;
-  double lookahead_ = 0.0;
-  std::unique_ptr<LocalQueue[]> queues_;
-  void publish_top(EntityId e) { queues_[e].publish(); }
-  // Starts loading what draining e will touch first: its queue (one line,
-  // holding the addresses of the rest), its heap's keys and earliest event,
-  // its runtime record and its state. Entities are drained once or twice per
-  // round, so without this each visit begins with a chain of cache misses.
-  // The scan has just read e's queue line, so issuing these does not wait.
-  void prefetch(EntityId e) const {
-    __builtin_prefetch(&queues_[e]);
-    queues_[e].prefetch_heap();
-    dispatcher_->prefetch(e);
-  }
+  ParallelInstance instance_;
+};
 
-  // Step state, owned by the engine while it runs this instance's step.
-  const StepWindow* window_ = nullptr;
-  double horizon_ = 0.0;
-  bool finished_ = false;
-  std::uint64_t rounds_ = 0;
-  alignas(64) std::atomic<std::uint64_t> events_in_step_{0};
-  alignas(64) std::atomic<bool> failed_{false};
-  std::mutex failure_mutex_;
-  FailureKey failure_key_;
-  std::exception_ptr failure_;
+// The vector env's runner for "parallel": every instance on one shared
+// engine, a batch step in one parallel region.
+class ParallelBatchRunner final : public BatchRunner {
+ public:
+  explicit ParallelBatchRunner(unsigned num_threads);
+  std::unique_ptr<Executor> add_instance() override;
+  void run_steps(const std::size_t* members, const StepWindow* windows, StepStats* stats,
+                 std::exception_ptr* failures, std::size_t count) override;
+  void prewake() override { engine_->prewake(); }  // one pool for the whole batch
+
+ private:
+  std::shared_ptr<ParallelEngine> engine_;
+  std::vector<ParallelInstance*> members_;  // in add_instance() order
+  std::vector<ParallelInstance*> batch_;    // scratch, reused across steps
 };
 
 }  // namespace seer

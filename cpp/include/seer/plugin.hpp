@@ -17,11 +17,12 @@
 #include "seer/context.hpp"
 #include "seer/event.hpp"
 #include "seer/model.hpp"
+#include "seer/workload.hpp"
 
 namespace seer {
 
 // Bump when a header change alters a type that crosses the boundary.
-inline constexpr std::uint32_t kPluginAbiVersion = 1;
+inline constexpr std::uint32_t kPluginAbiVersion = 2;  // 2: ModelPlugin::declare
 // PyCapsule name of a ModelPlugin (python_plugin.hpp makes the capsule).
 inline constexpr const char* kPluginCapsuleName = "seer_env.ModelPlugin";
 
@@ -64,12 +65,14 @@ inline constexpr PluginAbi plugin_abi() {
 }
 
 // What a plugin exports. `make` builds a model from its config (read every
-// key through Config; throw std::invalid_argument for bad values) and returns
-// an object the runtime owns and deletes.
+// key through Params/Config; throw std::invalid_argument for bad values) and
+// returns an object the runtime owns and deletes. `declare` returns the
+// model's declaration (seer/workload.hpp), stored with the factory.
 struct ModelPlugin {
   PluginAbi abi;
   const char* compiler;  // __VERSION__ of the plugin's compiler, for messages
   Model* (*make)(Config& config);
+  WorkloadDecl (*declare)();
 };
 
 }  // namespace seer

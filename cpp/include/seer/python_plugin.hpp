@@ -3,7 +3,8 @@
 // user's plugin module (the runtime itself never includes Python).
 //
 //   std::unique_ptr<seer::Model> make_my_model(seer::Config& config);
-//   SEER_MODEL_MODULE(_my_model, make_my_model)
+//   seer::WorkloadDecl my_model_workload();   // its declaration (seer/workload.hpp)
+//   SEER_MODEL_MODULE(_my_model, make_my_model, my_model_workload)
 //
 // defines `PyInit__my_model`; the module has one attribute, `model_plugin`, a
 // PyCapsule named kPluginCapsuleName holding a static seer::ModelPlugin.
@@ -40,9 +41,10 @@ inline PyObject* make_module(PyModuleDef* def, const ModelPlugin* plugin) {
 }  // namespace seer::plugin_detail
 
 // `module_name` must match the extension's file name (CMake target name).
-#define SEER_MODEL_MODULE(module_name, factory)                                       \
+#define SEER_MODEL_MODULE(module_name, factory, declaration)                          \
   static const ::seer::ModelPlugin seer_model_plugin_##module_name{                   \
-      ::seer::plugin_abi(), __VERSION__, &::seer::plugin_detail::make<factory>};      \
+      ::seer::plugin_abi(), __VERSION__, &::seer::plugin_detail::make<factory>,       \
+      &declaration};                                                                  \
   static PyModuleDef seer_module_def_##module_name = {                                \
       PyModuleDef_HEAD_INIT, #module_name, "A seer_env model plugin.", -1, nullptr,   \
       nullptr, nullptr, nullptr, nullptr};                                            \

@@ -13,6 +13,8 @@
 
 namespace seer {
 
+// A pause hint to the core (lets a hyper-thread sibling run). Thread-safe;
+// does not block or allocate.
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
@@ -22,10 +24,13 @@ inline void cpu_relax() {
 }
 
 // Call in a loop while a condition is false. Spins for the first `kSpins`
-// calls, then yields to the scheduler.
+// calls, then yields to the scheduler. One per waiting thread (a local):
+// not thread-safe; nothing allocates.
 class SpinWait {
  public:
   static constexpr unsigned kSpins = 2000;
+  // Waits a little: a pause, or a sched_yield once spinning has gone on
+  // long enough (may block for a scheduler quantum then).
   void once() {
     if (count_ < kSpins) {
       ++count_;
@@ -34,6 +39,7 @@ class SpinWait {
       std::this_thread::yield();
     }
   }
+  // Starts over with spinning (after the condition became true once).
   void reset() { count_ = 0; }
 
  private:

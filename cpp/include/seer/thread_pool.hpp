@@ -29,16 +29,19 @@ class ThreadPool {
  public:
   static constexpr int kSpinMicros = 200;
 
+  // Starts no thread; does not allocate. Not thread-safe (like every method).
   explicit ThreadPool(unsigned size);
+  // Stops and joins the workers (blocks until they exit; in a forked child,
+  // abandons the parent's instead).
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  // Participants per run(), the calling thread included.
+  // Participants per run(), the calling thread included. Thread-safe.
   unsigned size() const { return size_; }
 
   // Runs fn(i) for i in [0, size()) on distinct threads (i == 0 on the
-  // caller) and returns when all have returned. `fn` must not throw (catch
+  // caller) and blocks until all have returned. `fn` must not throw (catch
   // inside). Not reentrant and not thread-safe: one caller at a time.
   // Allocates only the first time (and after a fork).
   void run(const std::function<void(unsigned)>& fn);
@@ -46,7 +49,8 @@ class ThreadPool {
   // Wakes parked workers to spin for a run() that is coming soon (they spin
   // up to kPrewakeSpinMicros, then park again). Cheap when none is parked
   // or the workers have not started; a no-op in a forked child until its
-  // first run(). Same threading rules as run().
+  // first run(). Does not block (but for the pool's mutex, briefly).
+  // Same threading rules as run().
   void prewake();
   static constexpr int kPrewakeSpinMicros = 2000;
 

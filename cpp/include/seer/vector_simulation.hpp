@@ -1,8 +1,9 @@
 // Many instances of one model stepped together: the core of the vector env.
 //
-// With the parallel executor every instance runs on one shared
-// ParallelEngine, so one step() is one parallel region whose executive list
-// spans all instances. Outputs are written straight into caller-provided
+// The instances' executors come from one BatchRunner (make_batch_runner), and
+// a step() runs them all with one run_steps() call: with the parallel
+// executor that is one parallel region whose executive lists span all
+// instances. Outputs are written straight into caller-provided
 // batch buffers ([num_envs * num_agents, ...] rows).
 #pragma once
 
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "seer/config.hpp"
-#include "seer/parallel_engine.hpp"
+#include "seer/executor.hpp"
 #include "seer/simulation.hpp"
 
 namespace seer {
@@ -27,7 +28,9 @@ class VectorSimulation {
                    const SimulationOptions& options);
 
   std::size_t size() const { return sims_.size(); }
-  Simulation& at(std::size_t i) { return *sims_.at(i); }  // std::out_of_range -> IndexError
+  // std::out_of_range -> IndexError. Do not set_executor() on an instance:
+  // its executor belongs to the batch runner's batch.
+  Simulation& at(std::size_t i) { return *sims_.at(i); }
   const ModelSpec& spec() const { return sims_.front()->spec(); }
 
   // Interrupts every instance's step in progress (Simulation::request_interrupt).
@@ -52,10 +55,10 @@ class VectorSimulation {
 
  private:
   std::vector<std::unique_ptr<Simulation>> sims_;
-  std::shared_ptr<ParallelEngine> engine_;  // null unless the executor is "parallel"
+  std::unique_ptr<BatchRunner> runner_;  // made every instance's executor
   // Scratch reused across steps (no allocation after the first).
-  std::vector<ParallelExecutor*> batch_;
-  std::vector<std::size_t> batch_index_;
+  std::vector<std::size_t> batch_;  // instances stepping this call
+  std::vector<std::exception_ptr> batch_failures_;
   std::vector<StepWindow> windows_;
   std::vector<StepStats> stats_;
 };

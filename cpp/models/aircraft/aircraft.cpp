@@ -25,10 +25,10 @@ double clip_action(float a) {
 
 }  // namespace
 
-AircraftModel::AircraftModel(Config& config)
-    : p_(AircraftParams::from_config(config)),
+AircraftModel::AircraftModel(Config& config, bool v1)
+    : p_(AircraftParams::from_config(config, v1)),
       wind_(p_.wind_modes, p_.wind_speed, p_.wind_seed) {
-  spec_.name = "aircraft";
+  spec_.name = v1 ? "aircraft_v1" : "aircraft";
   spec_.num_entities = p_.num_uavs;
   spec_.num_agents = p_.num_uavs;
   spec_.agent_prefix = "uav";
@@ -52,9 +52,9 @@ AircraftModel::AircraftModel(Config& config)
   spec_.state_dim = kStatePerUav * p_.num_uavs;
   spec_.state_low = -static_cast<float>(kObsBound);
   spec_.state_high = static_cast<float>(kObsBound);
-  spec_.info_keys = {"near_misses", "near_misses_total", "beacons_received", "neighbors",
-                     "crash_cause"};
-  spec_.event_kinds = {"SUBSTEP", "BEACON"};
+  static const WorkloadDecl decl = aircraft_workload();
+  spec_.info_keys = decl.info_keys;
+  spec_.event_kinds = decl.event_kinds;
 
   // Pending at once per UAV: its substep event plus beacons in flight to up to
   // max_neighbors others. The spatial grid is capped at 4096^2 cells.
@@ -331,6 +331,10 @@ void AircraftModel::state(float* out) const {
 
 std::unique_ptr<Model> make_aircraft(Config& config) {
   return std::make_unique<AircraftModel>(config);
+}
+
+std::unique_ptr<Model> make_aircraft_v1(Config& config) {
+  return std::make_unique<AircraftModel>(config, /*v1=*/true);
 }
 
 }  // namespace seer::aircraft

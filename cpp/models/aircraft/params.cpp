@@ -1,51 +1,49 @@
 #include "aircraft/params.hpp"
 
+#include "seer/workload.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace seer::aircraft {
 
-AircraftParams AircraftParams::from_config(Config& config) {
+AircraftParams AircraftParams::from_config(Config& config, bool v1) {
+  static const WorkloadDecl decl_v0 = aircraft_workload();
+  static const WorkloadDecl decl_v1 = aircraft_v1_workload();
+  Params params(v1 ? decl_v1 : decl_v0, config);
   AircraftParams p{};
-  p.num_uavs = static_cast<std::uint32_t>(config.integer("num_uavs", 256, 1, 1 << 20));
-  p.substeps = static_cast<std::uint32_t>(config.integer("substeps", 20, 1, 10000));
-  p.wind_modes = static_cast<std::uint32_t>(config.integer("wind_modes", 8, 0, 256));
-  p.beacon_every = static_cast<std::uint32_t>(config.integer("beacon_every", 10, 1, 1000000));
-  p.max_neighbors = static_cast<std::uint32_t>(
-      config.integer("max_neighbors", 16, 1, kMaxNeighborSlots));
-  p.k_neighbors =
-      static_cast<std::uint32_t>(config.integer("k_neighbors", 4, 0, kMaxNeighborSlots));
+  p.num_uavs = static_cast<std::uint32_t>(params.integer("num_uavs"));
+  p.substeps = static_cast<std::uint32_t>(params.integer("substeps"));
+  p.wind_modes = static_cast<std::uint32_t>(params.integer("wind_modes"));
+  p.beacon_every = static_cast<std::uint32_t>(params.integer("beacon_every"));
+  p.max_neighbors = static_cast<std::uint32_t>(params.integer("max_neighbors"));
+  p.k_neighbors = static_cast<std::uint32_t>(params.integer("k_neighbors"));
   if (p.k_neighbors > p.max_neighbors) {
     throw std::invalid_argument("k_neighbors must be <= max_neighbors (" +
                                 std::to_string(p.max_neighbors) + "), got " +
                                 std::to_string(p.k_neighbors));
   }
-  p.wind_seed = static_cast<std::uint64_t>(config.integer("wind_seed", 0, 0, 1LL << 53));
-  p.dt = config.real("dt", 0.1, 0.0, 1e3, /*lo_open=*/true);
-  p.comm_radius = config.real("comm_radius", 30.0, 0.0, 1e6, true);
-  // 50 ms: a mesh radio's latency; it is also the lookahead, so 2-3
-  // synchronization rounds (float rounding of the horizons) per 100 ms step.
-  p.comm_latency = config.real("comm_latency", 0.05, 0.0, 1e3, true);
-  p.safe_radius = config.real("safe_radius", 3.0, 0.0, 1e6);
-  p.neighbor_timeout = config.real("neighbor_timeout", 0.5, 0.0, 1e6);
-  // Default airspace grows with the swarm so the density (and the number of
-  // beacons per UAV) stays the same: 200 m x 200 m at 256 UAVs.
-  p.arena_size = config.real("arena_size", 6.25 * std::sqrt(static_cast<double>(p.num_uavs)),
-                             0.0, 1e7, true);
-  p.ceiling = config.real("ceiling", 60.0, 0.0, 1e6, true);
-  p.gravity = config.real("gravity", 9.81, 0.0, 1e3);
-  p.drag = config.real("drag", 0.1, 0.0, 1e3);
-  p.wind_speed = config.real("wind_speed", 3.0, 0.0, 1e3);
-  p.max_rate = config.real("max_rate", 3.0, 0.0, 1e3, true);
-  p.rate_gain = config.real("rate_gain", 20.0, 0.0, 1e4);
-  p.battery_capacity = config.real("battery_capacity", 1e5, 0.0, 1e12, true);
-  p.power_idle = config.real("power_idle", 20.0, 0.0, 1e9);
-  p.power_thrust = config.real("power_thrust", 150.0, 0.0, 1e9);
-  p.power_rate = config.real("power_rate", 10.0, 0.0, 1e9);
-  p.near_miss_penalty = config.real("near_miss_penalty", 1.0, 0.0, 1e9);
-  p.energy_weight = config.real("energy_weight", 1e-3, 0.0, 1e9);
-  p.crash_penalty = config.real("crash_penalty", 10.0, 0.0, 1e9);
+  p.wind_seed = static_cast<std::uint64_t>(params.integer("wind_seed"));
+  p.dt = params.real("dt");
+  p.comm_radius = params.real("comm_radius");
+  p.comm_latency = params.real("comm_latency");
+  p.safe_radius = params.real("safe_radius");
+  p.neighbor_timeout = params.real("neighbor_timeout");
+  p.arena_size = params.real_or("arena_size", 6.25 * std::sqrt(static_cast<double>(p.num_uavs)));
+  p.ceiling = params.real("ceiling");
+  p.gravity = params.real("gravity");
+  p.drag = params.real("drag");
+  p.wind_speed = params.real("wind_speed");
+  p.max_rate = params.real("max_rate");
+  p.rate_gain = params.real("rate_gain");
+  p.battery_capacity = params.real("battery_capacity");
+  p.power_idle = params.real("power_idle");
+  p.power_thrust = params.real("power_thrust");
+  p.power_rate = params.real("power_rate");
+  p.near_miss_penalty = params.real("near_miss_penalty");
+  p.energy_weight = params.real("energy_weight");
+  p.crash_penalty = params.real("crash_penalty");
 
   p.h = p.dt / static_cast<double>(p.substeps);
   p.half_h = p.h * 0.5;

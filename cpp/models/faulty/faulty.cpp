@@ -7,23 +7,25 @@
 namespace seer {
 
 FaultyModel::FaultyModel(Config& config) {
+  static const WorkloadDecl decl = faulty_workload();
+  Params params(decl, config);
   spec_.name = "faulty";
-  spec_.num_entities = static_cast<std::uint32_t>(config.integer("num_entities", 8, 1, 1 << 20));
-  spec_.lookahead = config.real("lookahead", 0.25, 0.0, 1e9, /*lo_open=*/true);
-  spec_.dt = config.real("dt", 1.0, 0.0, 1e9, /*lo_open=*/true);
-  mode_ = static_cast<int>(config.integer("mode", 0, 0, 7));
-  culprit_ = static_cast<EntityId>(config.integer("culprit", 0, 0, spec_.num_entities - 1));
-  fail_after_ = config.real("fail_after", 2.0, 0.0, 1e12);
+  spec_.num_entities = static_cast<std::uint32_t>(params.integer("num_entities"));
+  spec_.lookahead = params.real("lookahead");
+  spec_.dt = params.real("dt");
+  mode_ = static_cast<int>(params.integer("mode"));
+  culprit_ = static_cast<EntityId>(params.integer_at_most("culprit", spec_.num_entities - 1));
+  fail_after_ = params.real("fail_after");
   // Entities 0 .. num_agents-1 are agents (Discrete(2) actions, ignored;
   // one observation: events handled), so envs can wrap the model too.
   spec_.num_agents = static_cast<std::uint32_t>(
-      config.integer("num_agents", 0, 0, static_cast<std::int64_t>(spec_.num_entities)));
+      params.integer_at_most("num_agents", static_cast<std::int64_t>(spec_.num_entities)));
   spec_.agent_prefix = "entity";
   spec_.obs_dim = 1;
   spec_.obs_low = {0.0f};
   spec_.obs_high = {std::numeric_limits<float>::infinity()};
   spec_.action = ActionSpec{/*discrete=*/true, /*n=*/2, 0, 0.0f, 0.0f};
-  spec_.event_kinds = {"TOKEN", "TICK"};
+  spec_.event_kinds = decl.event_kinds;
   spec_.memory = MemoryEstimate{spec_.num_entities,
                                 sizeof(FaultyState) + sizeof(FaultyPublic) + kRuntimeBytesPerEntity,
                                 2ull * spec_.num_entities};

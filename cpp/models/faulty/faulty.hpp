@@ -16,6 +16,7 @@
 
 #include "seer/config.hpp"
 #include "seer/model.hpp"
+#include "seer/workload.hpp"
 
 namespace seer {
 
@@ -54,5 +55,8 @@ class FaultyModel final : public ModelBase<FaultyModel, FaultyState, FaultyPubli
 };
 
 std::unique_ptr<Model> make_faulty(Config& config);
+
+// The declaration (faulty/workload.cpp).
+WorkloadDecl faulty_workload();
 
 }  // namespace seer

@@ -16,27 +16,32 @@ constexpr double kTwoPi = 6.283185307179586;
 
 }  // namespace
 
-PcsModel::PcsModel(Config& config) {
-  spec_.name = "pcs";
-  width_ = static_cast<std::uint32_t>(config.integer("width", 32, 1, 4096));
-  height_ = static_cast<std::uint32_t>(config.integer("height", 32, 1, 4096));
-  channels_ = static_cast<std::uint32_t>(config.integer("channels", 10, 1, kMaxChannels));
-  phones_per_cell_ =
-      static_cast<std::uint32_t>(config.integer("phones_per_cell", 16, 1, 1 << 16));
-  call_interval_ = config.real("call_interval", 360.0, 0.0, 1e12, /*lo_open=*/true);
-  call_duration_ = config.real("call_duration", 180.0, 0.0, 1e12, /*lo_open=*/true);
-  move_interval_ = config.real("move_interval", 4500.0, 0.0, 1e12, /*lo_open=*/true);
-  spec_.lookahead = config.real("handoff_delay", 1.0, 0.0, 1e12, /*lo_open=*/true);
-  spec_.dt = config.real("step_minutes", 60.0, 0.0, 1e12, /*lo_open=*/true);
-  handoff_weight_ = config.real("handoff_weight", 5.0, 0.0, 1e12);
-  traffic_ = PcsTraffic(config, width_, height_);
-  time_features_ = config.integer("time_features", 0, 0, 1) != 0;
-  count_cap_ = config.real("count_cap", 0.0, 0.0, 1e12);
-  const double cells = static_cast<double>(width_) * height_;
-  if (cells * phones_per_cell_ > 1e8) {
+PcsModel::PcsModel(Config& config, PcsVersion version) {
+  static const WorkloadDecl decl_v0 = pcs_workload();
+  static const WorkloadDecl decl_v1 = pcs_v1_workload();
+  const bool v1 = version == PcsVersion::kV1;
+  const WorkloadDecl& decl = v1 ? decl_v1 : decl_v0;
+  Params params(decl, config);
+  spec_.name = v1 ? "pcs_v1" : "pcs";
+  width_ = static_cast<std::uint32_t>(params.integer("width"));
+  height_ = static_cast<std::uint32_t>(params.integer("height"));
+  channels_ = static_cast<std::uint32_t>(params.integer("channels"));
+  phones_per_cell_ = static_cast<std::uint32_t>(params.integer("phones_per_cell"));
+  call_interval_ = params.real("call_interval");
+  call_duration_ = params.real("call_duration");
+  move_interval_ = params.real("move_interval");
+  spec_.lookahead = params.real("handoff_delay");
+  spec_.dt = params.real("step_minutes");
+  handoff_weight_ = params.real("handoff_weight");
+  // pcs_v1 only: varying traffic, time of day observed, counts capped.
+  time_features_ = v1;
+  count_cap_ = v1 ? params.real("count_cap") : 0.0;
+  if (v1) traffic_ = PcsTraffic(params, width_, height_);
+  const std::uint64_t phones = std::uint64_t{width_} * height_ * phones_per_cell_;
+  if (phones > 100'000'000) {
     throw std::invalid_argument(
         "phones_per_cell * width * height must be <= 1e8 (pending events), got " +
-        std::to_string(cells * phones_per_cell_));
+        std::to_string(phones));
   }
   count_scale_ = call_interval_ / (static_cast<double>(phones_per_cell_) * spec_.dt);
 
@@ -56,11 +61,9 @@ PcsModel::PcsModel(Config& config) {
   spec_.state_dim = 2 * static_cast<std::size_t>(spec_.num_entities);
   spec_.state_low = 0.0f;
   spec_.state_high = 1.0f;
-  spec_.info_keys = {"call_attempts",    "blocks", "busy_lines", "handoffs_in",
-                     "dropped_handoffs", "events"};
-  spec_.total_keys = {"call_attempts",    "blocks", "busy_lines", "handoffs",
-                      "dropped_handoffs", "events"};
-  spec_.event_kinds = {"NEXT_CALL", "CALL_END", "HANDOFF_OUT", "HANDOFF_IN"};
+  spec_.info_keys = decl.info_keys;
+  spec_.total_keys = decl.total_keys;
+  spec_.event_kinds = decl.event_kinds;
   // One pending event per phone. Refuse what cannot fit before allocating.
   spec_.memory = MemoryEstimate{spec_.num_entities,
                                 sizeof(PcsState) + sizeof(PcsPublic) + kRuntimeBytesPerEntity,
@@ -296,5 +299,9 @@ void PcsModel::state(float* out) const {
 }
 
 std::unique_ptr<Model> make_pcs(Config& config) { return std::make_unique<PcsModel>(config); }
+
+std::unique_ptr<Model> make_pcs_v1(Config& config) {
+  return std::make_unique<PcsModel>(config, PcsVersion::kV1);
+}
 
 }  // namespace seer

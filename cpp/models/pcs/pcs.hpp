@@ -48,6 +48,7 @@
 #include "pcs/traffic.hpp"
 #include "seer/config.hpp"
 #include "seer/model.hpp"
+#include "seer/workload.hpp"
 
 namespace seer {
 
@@ -88,6 +89,10 @@ struct PcsPhone {
 };
 static_assert(sizeof(PcsPhone) == 32, "PcsPhone must have no padding");
 
+// pcs_v0: constant traffic. pcs_v1: traffic.hpp's varying traffic, the time
+// of day observed, counts capped (its own declaration, pcs/workload.cpp).
+enum class PcsVersion { kV0, kV1 };
+
 class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
  public:
   static constexpr EventKind kNextCall = 0;
@@ -97,7 +102,7 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   static constexpr std::uint32_t kNoChannel = 0xFFFFFFFFu;
   static constexpr std::uint32_t kMaxChannels = 64;  // one bit per channel in channel_mask
 
-  explicit PcsModel(Config& config);
+  explicit PcsModel(Config& config, PcsVersion version = PcsVersion::kV0);
 
   static PcsPublic make_public(const PcsState& s) {
     return PcsPublic{static_cast<std::uint32_t>(__builtin_popcountll(s.channel_mask)), 0};
@@ -147,5 +152,9 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
 };
 
 std::unique_ptr<Model> make_pcs(Config& config);
+std::unique_ptr<Model> make_pcs_v1(Config& config);
+// The declarations (pcs/workload.cpp).
+WorkloadDecl pcs_workload();
+WorkloadDecl pcs_v1_workload();
 
 }  // namespace seer

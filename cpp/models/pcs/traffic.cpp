@@ -16,13 +16,13 @@ double ring_distance(double a, double b, double size) {
 
 }  // namespace
 
-PcsTraffic::PcsTraffic(Config& config, std::uint32_t width, std::uint32_t height)
+PcsTraffic::PcsTraffic(Params& params, std::uint32_t width, std::uint32_t height)
     : width_(width), height_(height) {
-  day_minutes_ = config.real("day_minutes", 1440.0, 0.0, 1e12, /*lo_open=*/true);
-  daily_swing_ = config.real("daily_swing", 0.0, 0.0, 0.99);
-  hotspot_gain_ = config.real("hotspot_gain", 0.0, 0.0, 100.0);
-  hotspot_radius_ = config.real("hotspot_radius", 2.0, 0.0, 1e6, /*lo_open=*/true);
-  rush_mobility_ = config.real("rush_mobility", 0.0, 0.0, 1e6);
+  day_minutes_ = params.real("day_minutes");
+  daily_swing_ = params.real("daily_swing");
+  hotspot_gain_ = params.real("hotspot_gain");
+  hotspot_radius_ = params.real("hotspot_radius");
+  rush_mobility_ = params.real("rush_mobility");
   varies_ = daily_swing_ != 0.0 || hotspot_gain_ != 0.0 || rush_mobility_ != 0.0;
   max_load_ = (1.0 + daily_swing_) * (1.0 + hotspot_gain_);
   // At a rush hour the other one is 9 hours away.

@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-#include "seer/config.hpp"
+#include "seer/workload.hpp"
 
 namespace seer {
 
@@ -37,8 +37,8 @@ class PcsTraffic {
  public:
   PcsTraffic() = default;
   // Reads day_minutes, daily_swing, hotspot_gain, hotspot_radius and
-  // rush_mobility from `config`.
-  PcsTraffic(Config& config, std::uint32_t width, std::uint32_t height);
+  // rush_mobility (declared in pcs_v1's table, pcs/workload.cpp).
+  PcsTraffic(Params& params, std::uint32_t width, std::uint32_t height);
 
   // False when every multiplier is exactly 1 (pcs_v0's constant traffic).
   bool varies() const { return varies_; }

@@ -7,19 +7,20 @@
 namespace seer {
 
 PholdModel::PholdModel(Config& config) {
+  static const WorkloadDecl decl = phold_workload();
+  Params params(decl, config);
   spec_.name = "phold";
-  spec_.num_entities =
-      static_cast<std::uint32_t>(config.integer("num_entities", 1024, 1, 1 << 24));
-  population_ = static_cast<std::uint32_t>(config.integer("population", 1, 1, 1 << 16));
-  remote_ = config.real("remote", 0.25, 0.0, 1.0);
-  mean_ = config.real("mean", 1.0, 0.0, 1e12);
-  spec_.lookahead = config.real("lookahead", 0.1, 0.0, 1e12, /*lo_open=*/true);
-  spec_.dt = config.real("dt", 1.0, 0.0, 1e12, /*lo_open=*/true);
-  work_ = static_cast<std::uint64_t>(config.integer("work", 0, 0, 1'000'000'000));
-  const double hot_fraction = config.real("hot_fraction", 0.0, 0.0, 1.0);
+  spec_.num_entities = static_cast<std::uint32_t>(params.integer("num_entities"));
+  population_ = static_cast<std::uint32_t>(params.integer("population"));
+  remote_ = params.real("remote");
+  mean_ = params.real("mean");
+  spec_.lookahead = params.real("lookahead");
+  spec_.dt = params.real("dt");
+  work_ = static_cast<std::uint64_t>(params.integer("work"));
+  const double hot_fraction = params.real("hot_fraction");
   hot_entities_ =
       static_cast<std::uint32_t>(std::ceil(hot_fraction * static_cast<double>(spec_.num_entities)));
-  hot_work_ = static_cast<std::uint64_t>(config.integer("hot_work", 0, 0, 1'000'000'000));
+  hot_work_ = static_cast<std::uint64_t>(params.integer("hot_work"));
   if (static_cast<double>(spec_.num_entities) * population_ > 1e8) {
     throw std::invalid_argument("num_entities * population must be <= 1e8 (pending events), got " +
                                 std::to_string(static_cast<double>(spec_.num_entities) *
@@ -27,7 +28,7 @@ PholdModel::PholdModel(Config& config) {
   }
   spec_.num_agents = 0;
   spec_.agent_prefix = "entity";
-  spec_.event_kinds = {"TOKEN"};
+  spec_.event_kinds = decl.event_kinds;
   spec_.memory = MemoryEstimate{spec_.num_entities,
                                 sizeof(PholdState) + sizeof(PholdPublic) + kRuntimeBytesPerEntity,
                                 static_cast<std::uint64_t>(spec_.num_entities) * population_};

@@ -17,6 +17,7 @@
 
 #include "seer/config.hpp"
 #include "seer/model.hpp"
+#include "seer/workload.hpp"
 
 namespace seer {
 
@@ -62,5 +63,8 @@ class PholdModel final : public ModelBase<PholdModel, PholdState, PholdPublic> {
 };
 
 std::unique_ptr<Model> make_phold(Config& config);
+
+// The declaration (phold/workload.cpp).
+WorkloadDecl phold_workload();
 
 }  // namespace seer

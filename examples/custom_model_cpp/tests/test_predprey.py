@@ -3,7 +3,12 @@
 import predprey
 from pettingzoo.test import parallel_api_test
 
-from seer_env.testing import assert_models_equivalent, assert_serial_equivalent, check_contract
+from seer_env.testing import (
+    assert_declarations_match,
+    assert_models_equivalent,
+    assert_serial_equivalent,
+    check_contract,
+)
 
 
 def test_pettingzoo_api():
@@ -12,6 +17,10 @@ def test_pettingzoo_api():
 
 def test_every_executor_returns_the_serial_bytes():
     assert_serial_equivalent(lambda **kw: predprey.parallel_env(**kw), threads=(1, 2, 4))
+
+
+def test_the_cpp_port_declares_what_the_prototype_declares():
+    assert_declarations_match(predprey.PredPreyPrototype, "predprey")
 
 
 def test_the_cpp_port_equals_the_prototype():

@@ -11,6 +11,7 @@
 
 #include "seer/model.hpp"
 #include "seer/python_plugin.hpp"
+#include "seer/workload.hpp"
 
 namespace {
 
@@ -24,20 +25,36 @@ struct Public {
 
 std::uint64_t g_calls = 0;  // mode 4's shared state: the bug
 
+seer::WorkloadDecl broken_ring_workload() {
+  seer::WorkloadDecl w;
+  w.name = "broken_ring";
+  w.summary = "A token ring with one deliberate bug per mode.";
+  w.params = {seer::int_param("num_entities", 6, 2, 1024, "agents in the ring"),
+              seer::int_param("mode", 0, 0, 5, "which bug (0: none)")};
+  w.event_kinds = {"TOKEN", "TICK"};
+  w.records.push_back(seer::checked_record(
+      "state", sizeof(State), {SEER_FIELD(State, count), SEER_FIELD(State, seen)}, w.records));
+  w.records.push_back(seer::checked_record("public", sizeof(Public),
+                                           {SEER_FIELD(Public, count)}, w.records));
+  return w;
+}
+
 class BrokenRing final : public seer::ModelBase<BrokenRing, State, Public> {
  public:
   explicit BrokenRing(seer::Config& config) {
+    static const seer::WorkloadDecl decl = broken_ring_workload();
+    seer::Params params(decl, config);
     spec_.name = "broken_ring";
     spec_.num_entities = spec_.num_agents =
-        static_cast<std::uint32_t>(config.integer("num_entities", 6, 2, 1024));
-    mode_ = static_cast<int>(config.integer("mode", 0, 0, 5));
+        static_cast<std::uint32_t>(params.integer("num_entities"));
+    mode_ = static_cast<int>(params.integer("mode"));
     spec_.lookahead = 0.5;
     spec_.dt = 1.0;
     spec_.obs_dim = 2;
     spec_.obs_low.assign(2, 0.0f);
     spec_.obs_high.assign(2, 1e9f);
     spec_.action = seer::ActionSpec{true, 2, 0, 0.0f, 0.0f};
-    spec_.event_kinds = {"TOKEN", "TICK"};
+    spec_.event_kinds = decl.event_kinds;
     allocate(spec_.num_entities);
   }
   static Public make_public(const State& s) { return Public{s.count}; }
@@ -82,4 +99,4 @@ std::unique_ptr<seer::Model> make_broken_ring(seer::Config& config) {
 
 }  // namespace
 
-SEER_MODEL_MODULE(_broken_ring, make_broken_ring)
+SEER_MODEL_MODULE(_broken_ring, make_broken_ring, broken_ring_workload)

@@ -3,4 +3,4 @@
 #include "predprey.hpp"
 #include "seer/python_plugin.hpp"
 
-SEER_MODEL_MODULE(_predprey, predprey::make_predprey)
+SEER_MODEL_MODULE(_predprey, predprey::make_predprey, predprey::predprey_workload)

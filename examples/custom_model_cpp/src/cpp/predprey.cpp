@@ -3,15 +3,17 @@
 namespace predprey {
 
 PredPreyModel::PredPreyModel(seer::Config& config) {
-  width_ = static_cast<std::int32_t>(config.integer("width", 12, 1, 4096));
-  height_ = static_cast<std::int32_t>(config.integer("height", 12, 1, 4096));
-  predators_ = static_cast<std::uint32_t>(config.integer("predators", 4, 1, 1 << 20));
-  prey_ = static_cast<std::uint32_t>(config.integer("prey", 16, 1, 1 << 20));
-  radius_ = static_cast<std::int32_t>(config.integer("view_radius", 2, 0, 16));
-  move_mean_ = config.real("prey_move_mean", 0.3, 0.0, 1e6, /*lo_open=*/true);
-  respawn_time_ = config.real("respawn_time", 2.0, 0.0, 1e6);
-  step_cost_ = config.real("step_cost", 0.01, 0.0, 1e6);
-  spec_.lookahead = config.real("lookahead", 0.25, 0.0, 1e6, /*lo_open=*/true);
+  static const seer::WorkloadDecl decl = predprey_workload();
+  seer::Params params(decl, config);
+  width_ = static_cast<std::int32_t>(params.integer("width"));
+  height_ = static_cast<std::int32_t>(params.integer("height"));
+  predators_ = static_cast<std::uint32_t>(params.integer("predators"));
+  prey_ = static_cast<std::uint32_t>(params.integer("prey"));
+  radius_ = static_cast<std::int32_t>(params.integer("view_radius"));
+  move_mean_ = params.real("prey_move_mean");
+  respawn_time_ = params.real("respawn_time");
+  step_cost_ = params.real("step_cost");
+  spec_.lookahead = params.real("lookahead");
   spec_.dt = 1.0;
   spec_.name = "predprey";
   spec_.num_entities = predators_ + prey_;
@@ -26,9 +28,9 @@ PredPreyModel::PredPreyModel(seer::Config& config) {
   spec_.state_dim = static_cast<std::size_t>(width_) * height_;
   spec_.state_low = 0.0f;
   spec_.state_high = static_cast<float>(prey_);
-  spec_.info_keys = {"catches", "attempts"};
-  spec_.total_keys = {"prey_caught"};
-  spec_.event_kinds = {"MOVE", "CATCH", "CAUGHT", "RESPAWN"};
+  spec_.info_keys = decl.info_keys;
+  spec_.total_keys = decl.total_keys;
+  spec_.event_kinds = decl.event_kinds;
   prey_count_.assign(spec_.state_dim, 0);
   allocate(spec_.num_entities);
 }

@@ -16,6 +16,7 @@
 
 #include "seer/config.hpp"
 #include "seer/model.hpp"
+#include "seer/workload.hpp"
 
 namespace predprey {
 
@@ -75,5 +76,7 @@ class PredPreyModel final : public seer::ModelBase<PredPreyModel, State, Public>
 };
 
 std::unique_ptr<seer::Model> make_predprey(seer::Config& config);
+// The declaration (workload.cpp).
+seer::WorkloadDecl predprey_workload();
 
 }  // namespace predprey

@@ -16,23 +16,15 @@ from __future__ import annotations
 import seer_env
 from predprey import _predprey
 from predprey.prototype import PredPreyPrototype
+from seer_env.workloads import workload_spec
 
 __all__ = ["PredPreyEnv", "PredPreyPrototype", "parallel_env"]
 
 # The compiled model joins seer_env's registry under this name.
 seer_env.register_cpp_model("predprey", _predprey)
 
-_MODEL_KEYS = (
-    "width",
-    "height",
-    "predators",
-    "prey",
-    "view_radius",
-    "prey_move_mean",
-    "respawn_time",
-    "step_cost",
-    "lookahead",
-)
+# The model's parameters, from its declaration (src/cpp/workload.cpp).
+_MODEL_KEYS = tuple(p["name"] for p in workload_spec("predprey")["params"])
 
 
 class PredPreyEnv(seer_env.SeerParallelEnv):

@@ -38,17 +38,33 @@ class PredPreyPrototype(seer_env.PythonModel):
     total_keys = ("prey_caught",)
     agent_prefix = "predator"
 
+    # The declaration, the same table as the C++ port's (src/cpp/workload.cpp):
+    # seer_env.testing.assert_declarations_match compares the two.
+    params = (
+        {"name": "width", "type": "int", "default": 12, "low": 1, "high": 4096},
+        {"name": "height", "type": "int", "default": 12, "low": 1, "high": 4096},
+        {"name": "predators", "type": "int", "default": 4, "low": 1, "high": 1 << 20},
+        {"name": "prey", "type": "int", "default": 16, "low": 1, "high": 1 << 20},
+        {"name": "view_radius", "type": "int", "default": 2, "low": 0, "high": 16},
+        {"name": "prey_move_mean", "type": "real", "default": 0.3, "low": 0.0, "high": 1e6,
+         "low_open": True},
+        {"name": "respawn_time", "type": "real", "default": 2.0, "low": 0.0, "high": 1e6},
+        {"name": "step_cost", "type": "real", "default": 0.01, "low": 0.0, "high": 1e6},
+        {"name": "lookahead", "type": "real", "default": 0.25, "low": 0.0, "high": 1e6,
+         "low_open": True},
+    )  # fmt: skip
+
     def __init__(
         self,
-        width=12,
-        height=12,
-        predators=4,
-        prey=16,
-        view_radius=2,
-        prey_move_mean=0.3,
-        respawn_time=2.0,
-        step_cost=0.01,
-        lookahead=0.25,
+        width,
+        height,
+        predators,
+        prey,
+        view_radius,
+        prey_move_mean,
+        respawn_time,
+        step_cost,
+        lookahead,
     ):
         super().__init__()
         self.width, self.height = int(width), int(height)

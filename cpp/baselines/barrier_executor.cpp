@@ -1,4 +1,4 @@
-#include "seer/barrier_executor.hpp"
+#include "baselines/barrier_executor.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -106,6 +106,7 @@ void BarrierExecutor::parallel_for(std::size_t n, const std::function<void(std::
 void BarrierExecutor::end_round(double t_end) {
   double lb = kNever;
   for (unsigned w = 0; w < pool_.size(); ++w) lb = std::min(lb, parts_[w].local_min);
+  // relaxed: read by the barrier's last arriver; the barrier orders it.
   if (failed_.load(std::memory_order_relaxed) || !(lb < t_end)) {
     finished_ = true;
     return;
@@ -117,6 +118,7 @@ void BarrierExecutor::end_round(double t_end) {
 void BarrierExecutor::run_step(const StepWindow& window, StepStats& stats) {
   finished_ = false;
   rounds_ = 0;
+  // relaxed: before the pool's run(), which orders it for the workers.
   failed_.store(false, std::memory_order_relaxed);
   pool_.run([&](unsigned w) { worker(w, window); });
   std::exception_ptr failure;
@@ -143,6 +145,7 @@ void BarrierExecutor::worker(unsigned w, const StepWindow& window) {
     }
   } catch (...) {
     p.failure = std::current_exception();
+    // relaxed: a stop hint; the failure is read after a barrier.
     failed_.store(true, std::memory_order_relaxed);
   }
   for (;;) {
@@ -155,6 +158,7 @@ void BarrierExecutor::worker(unsigned w, const StepWindow& window) {
     p.local_min = kNever;
     try {
       while (p.heap.top_time() < horizon) {
+        // relaxed: a stop hint (see fail paths); stopping late is harmless.
         if (failed_.load(std::memory_order_relaxed)) break;
         const Event event = p.heap.pop();
         if (window.event_budget != 0 && p.events >= window.event_budget) {
@@ -166,6 +170,7 @@ void BarrierExecutor::worker(unsigned w, const StepWindow& window) {
       }
     } catch (...) {
       p.failure = std::current_exception();
+      // relaxed: a stop hint; the failure is read after a barrier.
       failed_.store(true, std::memory_order_relaxed);
     }
   }

@@ -1,4 +1,4 @@
-#include "seer/locked_executor.hpp"
+#include "baselines/locked_executor.hpp"
 
 #include <algorithm>
 #include <thread>

@@ -1,0 +1,11 @@
+// The models that ship with seer_env. The runtime names none of them: the
+// Python module and the C++ tests call register_builtin_models() once.
+#pragma once
+
+namespace seer {
+
+// Registers pcs, aircraft, phold and faulty (factory and declaration).
+// Idempotent and thread-safe.
+void register_builtin_models();
+
+}  // namespace seer

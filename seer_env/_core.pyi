@@ -1,0 +1,363 @@
+"""
+seer_env's C++ runtime (private: use the seer_env package)
+"""
+from __future__ import annotations
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
+class ContractViolation(RuntimeError):
+    """
+    A model broke the event-locality contract. Attributes: entity, kind, time, target, event_time.
+    """
+class HandlerError(RuntimeError):
+    """
+    A model handler raised. Attributes: entity, kind, time. The env needs reset().
+    """
+class EventBudgetExceeded(RuntimeError):
+    """
+    A step handled more events than its event budget (a runaway cascade?).
+    """
+class EntityRng:
+    """
+    Philox4x64-10 stream of one entity: numpy.random.Philox(key=seed | entity << 64).
+    """
+    def __init__(self, seed: typing.SupportsInt | typing.SupportsIndex, entity: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def below(self, n: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def exponential(self, mean: typing.SupportsFloat | typing.SupportsIndex) -> float:
+        ...
+    def raw(self, n: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint64]:
+        ...
+    def uniform(self) -> float:
+        ...
+    @property
+    def blocks(self) -> int:
+        ...
+    @property
+    def used(self) -> int:
+        ...
+class Simulation:
+    """
+    One instance of a registered model on an executor: the low-level runtime object under every seer_env env.
+    """
+    @typing.overload
+    def __init__(self, model: str, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+        """
+        A Simulation of the registered C++ model `model` (seer_env.model_names()) with numeric `config`; num_threads in [1, 1024], event_budget: max events per step (0: unlimited).
+        """
+    @typing.overload
+    def __init__(self, model: typing.Any, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+        """
+        A Simulation of a seer_env.PythonModel instance (serial executor only).
+        """
+    def digest(self) -> int:
+        """
+        64-bit hash of every entity state, stream, counter and pending event.
+        """
+    def entity_states(self) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        Copy of every entity's state bytes, uint8[num_entities, state_size].
+        """
+    def infos(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        Fresh int64[num_agents, len(spec['info_keys'])] info counters of the last step.
+        """
+    def load(self, blob: bytes) -> None:
+        """
+        Continue from a save() of the same model and config.
+        """
+    def observations(self) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        Fresh float32[num_agents, obs_dim] observations of the last boundary.
+        """
+    def pending_events(self) -> dict:
+        """
+        Pending events in key order, as a dict of arrays.
+        """
+    def prewake(self) -> None:
+        """
+        Hint that step() follows soon: wakes parked worker threads now, so the wake-up overlaps the caller's own work (a policy forward pass, action checks). Changes no result; cheap when nothing is parked.
+        """
+    def request_interrupt(self) -> None:
+        """
+        Stop the reset/step running in another thread (it raises KeyboardInterrupt; the env then needs reset()). Thread-safe; no effect when nothing runs.
+        """
+    def reset(self, seed: typing.Any) -> None:
+        """
+        Start an episode with this seed (0 <= seed < 2**64).
+        """
+    def rewards(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        Fresh float64[num_agents] rewards of the last step.
+        """
+    def run_until(self, t: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Step without actions until the clock reaches t.
+        """
+    def save(self) -> bytes:
+        """
+        Everything needed to continue identically, on any executor (see load).
+        """
+    def set_executor(self, executor: str, num_threads: typing.Any = 1) -> None:
+        """
+        Switch executor between steps (outputs never depend on it).
+        """
+    def state(self) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        Fresh float32[state_dim] global state of the last boundary.
+        """
+    def step(self, actions: typing.Any, alive: typing.Any = None) -> None:
+        """
+        One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.
+        """
+    def terminations(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Fresh bool[num_agents] terminations of the last step.
+        """
+    def totals(self) -> dict:
+        """
+        The model's env-wide counters (spec['total_keys']) as a dict of ints.
+        """
+    def truncations(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Fresh bool[num_agents] truncations of the last step.
+        """
+    @property
+    def check(self) -> bool:
+        """
+        Whether the expensive contract checks run.
+        """
+    @property
+    def config(self) -> dict:
+        """
+        The config the Simulation was built with.
+        """
+    @property
+    def event_budget(self) -> int:
+        """
+        Max events in one step (0: unlimited).
+        """
+    @property
+    def events_processed(self) -> int:
+        """
+        Events handled since the last reset.
+        """
+    @property
+    def executor(self) -> str:
+        """
+        Name of the current executor.
+        """
+    @property
+    def last_step(self) -> dict:
+        """
+        What the last step did: events, cross_events, rounds, seconds.
+        """
+    @property
+    def model(self) -> str:
+        """
+        The model's name.
+        """
+    @property
+    def needs_reset(self) -> bool:
+        """
+        True after a failed step: only reset() or load() may follow.
+        """
+    @property
+    def now(self) -> float:
+        """
+        Simulated time of the last boundary.
+        """
+    @property
+    def num_threads(self) -> int:
+        """
+        Threads of the current executor (the calling thread included).
+        """
+    @property
+    def pending_count(self) -> int:
+        """
+        Events scheduled and not yet handled.
+        """
+    @property
+    def spec(self) -> dict:
+        """
+        The model's spec: agents, spaces, info and total keys, lookahead, dt.
+        """
+    @property
+    def steps(self) -> int:
+        """
+        Steps since the last reset.
+        """
+class VectorSimulation:
+    """
+    num_envs instances of one model, stepped in one call; with the parallel executor they share one thread pool and one executive list.
+    """
+    def __init__(self, model: str, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+        """
+        num_envs (1..65536) instances of the registered model `model`; options as Simulation.
+        """
+    def digest(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        64-bit hash of instance `index` (as Simulation.digest).
+        """
+    def last_step(self, index: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        What instance `index`'s last step did (as Simulation.last_step).
+        """
+    def load(self, index: typing.SupportsInt | typing.SupportsIndex, blob: bytes) -> None:
+        """
+        Load a save() into instance `index`.
+        """
+    def needs_reset(self, index: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        """
+        Whether instance `index` failed and needs a reset.
+        """
+    def prewake(self) -> None:
+        """
+        Hint that step() follows soon: wakes parked worker threads now.
+        """
+    def request_interrupt(self) -> None:
+        """
+        Stop the step running in another thread. Thread-safe.
+        """
+    def save(self, index: typing.SupportsInt | typing.SupportsIndex) -> bytes:
+        """
+        Save instance `index` (as Simulation.save).
+        """
+    def step(self, actions: typing.Any, alive: typing.Any, modes: typing.Any, seeds: typing.Any) -> None:
+        """
+        Step (mode 0), reset (1, with seeds[i]) or skip (2) each instance, in one call. Raises the first failure; failed_instances lists all.
+        """
+    def steps(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        Steps of instance `index` since its last reset.
+        """
+    @property
+    def failed_instances(self) -> list[int]:
+        """
+        Indices of the instances whose last step failed (they need a reset).
+        """
+    @property
+    def infos(self) -> numpy.ndarray:
+        """
+        Read-only view of the int64 batch info buffer.
+        """
+    @property
+    def num_envs(self) -> int:
+        """
+        Number of instances.
+        """
+    @property
+    def num_threads(self) -> int:
+        """
+        Threads of the shared executor (the calling thread included).
+        """
+    @property
+    def observations(self) -> numpy.ndarray:
+        """
+        Read-only view of the batch observation buffer (copy it to keep it).
+        """
+    @property
+    def rewards(self) -> numpy.ndarray:
+        """
+        Read-only view of the float64 batch reward buffer.
+        """
+    @property
+    def spec(self) -> dict:
+        """
+        The model's spec (one instance's).
+        """
+    @property
+    def terminations(self) -> numpy.ndarray:
+        """
+        Read-only view of the uint8 batch termination buffer.
+        """
+    @property
+    def truncations(self) -> numpy.ndarray:
+        """
+        Read-only view of the uint8 batch truncation buffer.
+        """
+class HandlerContext:
+    """
+    What a PythonModel handler may do: the runtime's Context.
+    """
+    def schedule(self, target: typing.SupportsInt | typing.SupportsIndex, time: typing.SupportsFloat | typing.SupportsIndex, kind: typing.SupportsInt | typing.SupportsIndex, payload: typing.Any = None) -> None:
+        """
+        Schedule `kind` for `target` at `time` (>= now for self, >= now + lookahead for others) with an optional payload record (<= 64 bytes).
+        """
+    @property
+    def now(self) -> float:
+        """
+        Simulated time of this handler.
+        """
+    @property
+    def rng(self) -> typing.Any:
+        """
+        This entity's random stream (Philox4x64, as in C++).
+        """
+    @property
+    def self(self) -> int:
+        """
+        The entity this handler runs for.
+        """
+    @property
+    def snapshot(self) -> typing.Any:
+        """
+        Read-only public records of every entity at the last boundary.
+        """
+class HandlerRng:
+    """
+    The handler entity's own random stream.
+    """
+    def below(self, n: typing.SupportsInt | typing.SupportsIndex) -> int:
+        ...
+    def exponential(self, mean: typing.SupportsFloat | typing.SupportsIndex) -> float:
+        ...
+    def next_u64(self) -> int:
+        ...
+    def uniform(self) -> float:
+        ...
+class HandlerEvent:
+    """
+    The event an on_event handler handles.
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def kind(self) -> int:
+        ...
+    @property
+    def payload(self) -> typing.Any:
+        """
+        The payload record (payload_dtype), or 64 raw bytes without one.
+        """
+    @property
+    def seq(self) -> int:
+        ...
+    @property
+    def source(self) -> int:
+        ...
+    @property
+    def target(self) -> int:
+        ...
+    @property
+    def time(self) -> float:
+        ...
+def executor_names() -> list[str]:
+    """
+    Names of the available executors.
+    """
+def model_names() -> list[str]:
+    """
+    Names of the registered models.
+    """
+def register_plugin(name: str, plugin: typing.Any) -> None:
+    """
+    Register a compiled model plugin (a ModelPlugin capsule) under `name`.
+    """
+def workload_spec(name: str) -> dict:
+    """
+    The declaration of registered model `name` as plain data: name, summary, params (name, type 'int'/'real', default (None: computed, see default_doc), low, high, low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds as text), info_keys, total_keys, event_kinds, records (name -> a dict numpy.dtype() accepts). ValueError for an unknown name.
+    """
+plugin_abi_version: int = 2
