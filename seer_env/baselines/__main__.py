@@ -146,11 +146,13 @@ def _cell(scores: list[float], name: str | None = None) -> str:
 def table(results: list[dict]) -> str:
     """The Markdown results table (return per agent and episode, mean ± sd)."""
     lines = [
-        "| task | size | random | best constant | best rule | PPO | PPO env steps | wall / seed |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | size | random | best constant | best rule | PPO (sampled) | PPO (greedy)"
+        " | PPO env steps | wall / seed |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ppo = [run["score"] for run in r["ppo"]["runs"]]
+        greedy = [run.get("greedy_score", np.nan) for run in r["ppo"]["runs"]]
         wall = np.mean([run["train_seconds"] for run in r["ppo"]["runs"]])
         fixed = [
             _cell(r[k]["returns"], r[k]["name"]) if k in r else "-"
@@ -158,7 +160,7 @@ def table(results: list[dict]) -> str:
         ]
         lines.append(
             f"| {r['task']} | {r['size']} | {_cell(r['random'])} | {fixed[0]} | {fixed[1]}"
-            f" | {_cell(ppo)} | {r['env_steps']:,} | {wall:.0f} s |"
+            f" | {_cell(ppo)} | {_cell(greedy)} | {r['env_steps']:,} | {wall:.0f} s |"
         )
     return "\n".join(lines)
 
