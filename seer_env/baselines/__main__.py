@@ -205,7 +205,7 @@ def merge(parts: list[dict]) -> dict:
 
 
 def report(out: Path) -> list[dict]:
-    """Merge every ``TASK_SIZE_seed*.json`` in ``out``; write PNGs and ``results.md``."""
+    """Merge every ``TASK_SIZE_seed*.json`` in ``out``; write PNGs and ``results.txt``."""
     groups: dict[tuple, list[dict]] = {}
     for path in sorted(out.glob("*_seed*.json")):
         r = json.loads(path.read_text())
@@ -214,7 +214,7 @@ def report(out: Path) -> list[dict]:
     results = [merge(groups[k]) for k in order if k in groups]
     for r in results:
         plot(r, out / f"{r['task']}_{r['size']}.png")
-    (out / "results.md").write_text(table(results) + "\n")
+    (out / "results.txt").write_text(table(results) + "\n")
     return results
 
 
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--sizes", nargs="+", default=["small", "medium"])
     p.add_argument("--seeds", type=int, default=3, help="PPO training seeds")
     p.add_argument("--first-seed", type=int, default=1, help="seeds first .. first + seeds - 1")
-    p.add_argument("--out", default="baselines_out", help="folder for PNG, JSON and results.md")
+    p.add_argument("--out", default="baselines_out", help="folder for PNG, JSON and results.txt")
     p.add_argument("--quick", action="store_true", help="tiny PPO budgets (a smoke test)")
     p.add_argument(
         "--report-only",
