@@ -196,8 +196,10 @@ def test_cpp_validates_config_too():
 def test_invalid_actions_raise_value_error():
     env = aircraft_v0.parallel_env(num_uavs=2, seed=0)
     env.reset()
+    with pytest.raises(ValueError, match="uav_1.*NaN"):  # out of range is clipped; NaN is not
+        env.step({"uav_0": np.zeros(4, np.float32), "uav_1": np.full(4, np.nan, np.float32)})
     with pytest.raises(ValueError, match="uav_1"):
-        env.step({"uav_0": np.zeros(4, np.float32), "uav_1": np.full(4, 2.0, np.float32)})
+        env.step({"uav_0": np.zeros(4, np.float32), "uav_1": np.zeros(3, np.float32)})
 
 
 def test_pickle_mid_episode_continues_identically():
