@@ -12,7 +12,7 @@ ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python lint format bench bench-full docs stubs clean
+.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python lint format bench bench-full baselines docs stubs clean
 
 install:
 	$(PIP) install -e ".[test,bench,docs]"
@@ -75,6 +75,9 @@ bench:
 
 bench-full:
 	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench --profile full
+
+baselines:  # random, best fixed and PPO on each task and size (docs/tasks.md)
+	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.baselines --out docs/img/tasks
 
 # seer_env/_core.pyi from the built extension (rerun after changing cpp/bindings/;
 # tests/test_core_stubs.py fails while the checked-in stub is stale).

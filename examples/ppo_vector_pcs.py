@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> dict:
     config = {"max_cycles": args.max_cycles, "num_threads": args.threads}
     if args.executor:
         config["executor"] = args.executor
-    if args.env == "pcs_v0":
+    if args.env.startswith("pcs"):
         config.update(width=args.width, height=args.height)
     envs = seer_env.vector.make(args.env, num_envs=args.num_envs, **config)
     n_rows = envs.num_envs  # instances x agents

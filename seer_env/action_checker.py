@@ -11,6 +11,13 @@ Rows can be named two ways: by agent (``names``: the env says
 ``actions['cell_0'] must be an integer, got 0.5``) or by row index (the vector
 env says ``actions[0] is outside the action space: 0.5``). Rows that are not
 live (``live`` mask) are not checked: the runtime ignores them.
+
+What Gaussian policies need, on every path: Box actions outside the bounds
+(infinities included) are clipped to the Box, as Gymnasium's ``ClipAction``
+does; NaN is an error (a NaN action means a policy diverged: acting on it
+would hide that). Discrete actions must be in the space. A live agent missing
+from a dict is an error for Discrete spaces and takes the model's default
+action for Box spaces (aircraft: hover; the runtime calls no ``on_action``).
 """
 
 from __future__ import annotations
@@ -39,8 +46,6 @@ class ActionChecker:
         self.low = np.float32(action["low"])
         self.high = np.float32(action["high"])
         self.row_shape: tuple[int, ...] = () if self.discrete else (self.dim,)
-        # With finite bounds, "inside the bounds" already excludes inf and NaN.
-        self._finite_bounds = bool(np.isfinite(self.low) and np.isfinite(self.high))
 
     def __repr__(self) -> str:
         if self.discrete:
@@ -98,15 +103,21 @@ class ActionChecker:
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent, got {type(actions).__name__}")
         missing = [a for a in live if a not in actions]
-        if missing:
+        if missing and self.discrete:
             raise ValueError(f"actions: no action for live agents {missing[:5]}")
-        if len(actions) != len(live):
+        if len(actions) != len(live) - len(missing):
             live_set = set(live)
             extra = [a for a in actions if a not in live_set]
             unknown = [a for a in extra if a not in index]
             if unknown:
                 raise ValueError(f"actions: unknown agents {unknown[:5]}")
             raise ValueError(f"actions: agents {extra[:5]} are not live")
+        if missing:  # Box: those agents take the model's default action (no on_action)
+            live = [a for a in live if a in actions]
+        num_agents = len(index)
+        if not live:
+            zeros = np.zeros((num_agents, *self.row_shape), dtype=np.float32)
+            return zeros, np.zeros(num_agents, dtype=np.uint8)
         rows = [index[a] for a in live]
         values = [actions[a] for a in live]
         try:
@@ -121,7 +132,6 @@ class ActionChecker:
             # range check that follows rejects what does not fit.
             given = given.astype(np.float64)
         checked = self._checked(given, None, live)
-        num_agents = len(index)
         out = np.zeros((num_agents, *self.row_shape), dtype=checked.dtype)
         out[rows] = checked
         alive = np.zeros(num_agents, dtype=np.uint8)
@@ -145,16 +155,14 @@ class ActionChecker:
             else:
                 with np.errstate(over="ignore"):  # beyond float32: inf, rejected below
                     cast = np.ascontiguousarray(given, dtype=np.float32)
-            inside = (cast >= self.low) & (cast <= self.high)
-            if not self._finite_bounds:
-                inside &= np.isfinite(cast)
-            bad = ~inside.all(axis=1)
+            bad = np.isnan(cast).any(axis=1)  # the rest is clipped below
         if live is not None:
             bad &= live
         if bad.any():
             self._raise_bad_row(given, int(np.flatnonzero(bad)[0]), names)
         if not self.discrete:
-            return cast
+            # ClipAction; a fresh array, never a view of the caller's.
+            return np.clip(cast, self.low, self.high)
         if given.dtype.kind == "f" and live is not None:
             given = np.where(live, given, 0)  # rows not live may hold NaN: no cast warning
         return np.ascontiguousarray(given, dtype=np.int64)
@@ -171,8 +179,7 @@ class ActionChecker:
             raise ValueError(f"actions[{name!r}] must be in [0, {self.n}), got {value}")
         with np.errstate(over="ignore"):
             row = value.astype(np.float32)  # what the runtime would have read
-        what = "finite" if not np.isfinite(row).all() else f"within [{self.low}, {self.high}]"
-        raise ValueError(f"actions[{name!r}] must be {what}, got {row.tolist()}")
+        raise ValueError(f"actions[{name!r}] must not be NaN, got {row.tolist()}")
 
     def _require_numeric(self, given: np.ndarray, names: Sequence[str], rows: Any) -> None:
         """ValueError naming the first of ``rows`` holding a value that is not a Python number."""

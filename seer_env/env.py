@@ -54,6 +54,21 @@ class RuntimeInfo:
     threads_used: int = 0
     thread_decision: str = ""
 
+    def __repr__(self) -> str:
+        """One line; the fields (and ``stpa``, STPA's full report) hold the details."""
+        chose = ""
+        if self.stpa is not None:
+            choice = self.stpa.get("choice", {})
+            chose = (
+                f", stpa chose {choice.get('executor')} x{choice.get('num_threads')}"
+                f" ({self.stpa.get('source')}; .stpa has the report)"
+            )
+        return (
+            f"RuntimeInfo({self.executor} x{self.num_threads}, last step: {self.events} events"
+            f" ({self.cross_events} cross-entity), {self.rounds} rounds,"
+            f" {self.seconds * 1e3:.3g} ms; {self.events_total} events since reset{chose})"
+        )
+
 
 class SeerParallelEnv(ParallelEnv):
     """A PettingZoo ParallelEnv whose step runs on the seer_env runtime.
@@ -253,7 +268,13 @@ class SeerParallelEnv(ParallelEnv):
             raise RuntimeError("step() called with no live agents (episode over); call reset()")
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts."""
+        """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts.
+
+        Discrete actions must be in the space, one per live agent. Box actions
+        are clipped to the space (``ClipAction``), NaN raises ValueError, and a
+        live agent missing from ``actions`` takes the model's default action
+        (aircraft: hover). See ``seer_env.action_checker``.
+        """
         self._require_running()
         self.sim.prewake()  # parked workers wake while we convert the actions
         live = self.agents
@@ -285,8 +306,9 @@ class SeerParallelEnv(ParallelEnv):
         """The array fast path: one row per possible agent, no per-agent dicts.
 
         Args:
-            actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box).
-                Rows of agents that are no longer live are ignored.
+            actions: int64 ``[num_agents]`` (Discrete) or float32 ``[num_agents, dim]`` (Box:
+                clipped to the space like Gymnasium's ``ClipAction``; NaN raises
+                ValueError). Rows of agents that are no longer live are ignored.
 
         Returns:
             tuple: ``(obs[num_agents, obs_dim] float32, rewards[num_agents] float64,

@@ -19,6 +19,11 @@ SuperSuit's ``black_death``: from the step after their termination, their
 rows carry zero observations, reward 0 and neither flag, and their actions
 are ignored, until the instance resets.
 
+Actions are checked as ``ParallelEnv.step`` checks them
+(``seer_env.action_checker``): Discrete values must be in the space; Box
+values are clipped to it (Gymnasium's ``ClipAction``) and NaN raises
+ValueError.
+
 ``reset(seed=s)`` seeds instance i with ``s + i``; ``reset()`` continues each
 instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
 ``options={"reset_mask": mask}`` (one value per row or per instance) resets

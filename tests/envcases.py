@@ -15,14 +15,16 @@ import seer_env
 SMALL: dict[str, dict] = {
     "pcs_v0": dict(width=4, height=4, phones_per_cell=8, move_interval=300.0),
     "aircraft_v0": dict(num_uavs=8, substeps=2),
+    "aircraft_v1": dict(num_uavs=8, substeps=2),
+    "pcs_v1": dict(width=4, height=4, phones_per_cell=8),
 }
 
 ENV_NAMES = seer_env.env_names()
 
 # Envs whose agents leave early, and episode lengths long enough to see it
 # with random actions (aircraft_v0: UAVs start crashing after ~20 steps).
-AGENTS_DIE = {"aircraft_v0"}
-_LONG = {"aircraft_v0": 40}
+AGENTS_DIE = {"aircraft_v0", "aircraft_v1"}
+_LONG = {"aircraft_v0": 40, "aircraft_v1": 40}
 
 
 def cycles(name: str, default: int) -> int:

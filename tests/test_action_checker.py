@@ -56,8 +56,6 @@ def test_box_paths_agree(value):
     row = np.full(4, value)
     got = outcomes(aircraft_v0, AIRCRAFT, row)
     assert got in ([True] * 3, [False] * 3), got
-    # The check is on the float32 the runtime reads: 1 + 1e-9 rounds to 1.0,
-    # 1e300 overflows to inf (rejected, without a cast warning).
-    with np.errstate(over="ignore"):
-        as_read = row.astype(np.float32)
-    assert got[0] == bool(np.all(np.abs(as_read) <= 1.0))
+    # Out of range (inf, and 1e300, which overflows float32 to inf without a
+    # cast warning) is clipped like ClipAction; only NaN is rejected.
+    assert got[0] == (not np.isnan(row).any())

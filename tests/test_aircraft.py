@@ -132,7 +132,14 @@ def test_render_modes():
     env.close()
     assert aircraft_v0.parallel_env(**SMALL).render() is None
     with pytest.raises(ValueError, match="render_mode"):
-        aircraft_v0.parallel_env(render_mode="human")
+        aircraft_v0.parallel_env(render_mode="window")
+
+
+def test_human_render_prints_the_ansi_text_headless(capsys):
+    env = aircraft_v0.parallel_env(**SMALL, seed=0, render_mode="human")
+    env.reset()
+    assert env.render() is None
+    assert capsys.readouterr().out.startswith("aircraft_v0 t=0.00 s step 0: 16/16 flying")
 
 
 @pytest.mark.parametrize(
@@ -189,8 +196,10 @@ def test_cpp_validates_config_too():
 def test_invalid_actions_raise_value_error():
     env = aircraft_v0.parallel_env(num_uavs=2, seed=0)
     env.reset()
+    with pytest.raises(ValueError, match="uav_1.*NaN"):  # out of range is clipped; NaN is not
+        env.step({"uav_0": np.zeros(4, np.float32), "uav_1": np.full(4, np.nan, np.float32)})
     with pytest.raises(ValueError, match="uav_1"):
-        env.step({"uav_0": np.zeros(4, np.float32), "uav_1": np.full(4, 2.0, np.float32)})
+        env.step({"uav_0": np.zeros(4, np.float32), "uav_1": np.zeros(3, np.float32)})
 
 
 def test_pickle_mid_episode_continues_identically():

@@ -4,6 +4,7 @@ Every test runs on every built-in env (``seer_env.env_names()``), so an env
 that lands later is held to the same list.
 """
 
+import importlib
 import inspect
 import re
 
@@ -12,7 +13,13 @@ import numpy as np
 import pytest
 from envcases import AGENTS_DIE, ENV_NAMES, checker_warnings, cycles, make, sample_actions, trace
 from pettingzoo import ParallelEnv
-from pettingzoo.test import api_test, parallel_api_test
+from pettingzoo.test import (
+    api_test,
+    max_cycles_test,
+    parallel_api_test,
+    parallel_seed_test,
+    render_test,
+)
 from pettingzoo.utils.conversions import parallel_to_aec
 
 import seer_env
@@ -172,6 +179,14 @@ def test_types_python_bool_and_float_and_exact_obs_dtype(name):
 def test_pettingzoo_parallel_and_aec_api_tests(name):
     parallel_api_test(make(name), num_cycles=30)
     api_test(parallel_to_aec(make(name, max_cycles=20)), num_cycles=25)  # checks obs dtypes
+
+
+@checker_warnings
+def test_pettingzoo_seed_max_cycles_and_render_tests(name):
+    """PettingZoo's other test functions, on every env version (render: every mode)."""
+    parallel_seed_test(lambda: make(name), num_cycles=20)
+    max_cycles_test(importlib.import_module(f"seer_env.envs.{name}"))
+    render_test(lambda render_mode=None: parallel_to_aec(make(name, render_mode=render_mode)))
 
 
 def test_returned_arrays_are_fresh_not_views_of_reused_buffers(name):

@@ -23,7 +23,9 @@ from seer_env.reference.pcs import PcsReference
 
 SMALL = {
     "pcs": {"width": 2, "height": 3},
+    "pcs_v1": {"width": 2, "height": 3},
     "aircraft": {"num_uavs": 3},
+    "aircraft_v1": {"num_uavs": 3},
     "phold": {"num_entities": 5},
     "faulty": {"num_entities": 4},
 }

@@ -40,10 +40,16 @@ while env.agents:
 
 ## Action
 
-``[thrust, roll_rate, pitch_rate, yaw_rate]`` in [-1, 1] (values outside are
-clipped, NaN counts as 0). Thrust/weight is ``1 + thrust``: 0 hovers, -1 cuts
-the motors, +1 is twice the weight. The rates command ``max_rate * value``
-rad/s to the body-rate controller. An agent that does not act hovers.
+``[thrust, roll_rate, pitch_rate, yaw_rate]`` in [-1, 1]. Thrust/weight is
+``1 + thrust``: 0 hovers, -1 cuts the motors, +1 is twice the weight. The
+rates command ``max_rate * value`` rad/s to the body-rate controller.
+
+What Gaussian policies need, the same in ``step``, ``step_arrays`` and the
+vector env: values outside [-1, 1], infinities included, are clipped to the
+Box (as Gymnasium's ``ClipAction`` does); NaN raises ``ValueError`` naming
+the agent (a NaN action means a policy diverged: acting on it would hide
+that). A live UAV missing from ``step``'s actions dict hovers (it acts as
+if given zeros); the array paths take a row for every agent.
 
 ## Observation (float32, per UAV)
 
@@ -173,7 +179,8 @@ render_mode=None)``
 - ``render_mode``: ``None``, ``"rgb_array"`` (``render()`` returns a top-down
   ``uint8[256, 256, 3]`` picture: UAVs coloured by altitude, blue low to
   yellow high, red on a near miss this step; their goals in green; crashed
-  UAVs as dark red crosses) or ``"ansi"`` (a text map and a summary line).
+  UAVs as dark red crosses), ``"ansi"`` (a text map and a summary line) or
+  ``"human"`` (prints the ``"ansi"`` text; no window, so it works headless).
 
 ## Version history
 
@@ -218,7 +225,7 @@ class AircraftEnv(SeerParallelEnv):
 
     metadata = {
         "name": "aircraft_v0",
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "is_parallelizable": True,
     }
 
@@ -333,12 +340,16 @@ class AircraftEnv(SeerParallelEnv):
         alive = int(swarm["alive"].sum())
         battery = swarm["battery"] / self.battery_capacity
         head = (
-            f"aircraft_v0 t={self.sim.now:.2f} s step {self.sim.steps}: "
+            f"{self.metadata['name']} t={self.sim.now:.2f} s step {self.sim.steps}: "
             f"{alive}/{self.num_uavs} flying, near misses {int(infos[:, 0].sum())} "
             f"(total {int(infos[:, 1].sum())}), mean battery {battery.mean():.1%}"
         )
         border = "+" + "-" * _MAP_COLS + "+"
         return "\n".join([head, border, *(f"|{line}|" for line in lines), border])
+
+    def _render_human(self) -> None:
+        """Print the ``"ansi"`` text (works headless: no window is opened)."""
+        print(self._render_ansi())
 
 
 def parallel_env(**kwargs: Any) -> AircraftEnv:

@@ -208,7 +208,7 @@ class PcsEnv(SeerParallelEnv):
         rows = ["".join(_LOAD_CHARS[v] for v in row) for row in levels.tolist()]
         s = self.stats()
         head = (
-            f"pcs_v0 t={self.sim.now:g} min step {self.sim.steps}: "
+            f"{self.metadata['name']} t={self.sim.now:g} min step {self.sim.steps}: "
             f"busy {busy.mean():.0%}, blocking {s['blocking_probability']:.3f}"
         )
         return "\n".join([head, *rows])

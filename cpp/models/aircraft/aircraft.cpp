@@ -25,10 +25,10 @@ double clip_action(float a) {
 
 }  // namespace
 
-AircraftModel::AircraftModel(Config& config)
-    : p_(AircraftParams::from_config(config)),
+AircraftModel::AircraftModel(Config& config, bool v1)
+    : p_(AircraftParams::from_config(config, v1)),
       wind_(p_.wind_modes, p_.wind_speed, p_.wind_seed) {
-  spec_.name = "aircraft";
+  spec_.name = v1 ? "aircraft_v1" : "aircraft";
   spec_.num_entities = p_.num_uavs;
   spec_.num_agents = p_.num_uavs;
   spec_.agent_prefix = "uav";
@@ -331,6 +331,10 @@ void AircraftModel::state(float* out) const {
 
 std::unique_ptr<Model> make_aircraft(Config& config) {
   return std::make_unique<AircraftModel>(config);
+}
+
+std::unique_ptr<Model> make_aircraft_v1(Config& config) {
+  return std::make_unique<AircraftModel>(config, /*v1=*/true);
 }
 
 }  // namespace seer::aircraft

@@ -102,7 +102,8 @@ class AircraftModel final : public ModelBase<AircraftModel, UavState, UavPublic>
   static constexpr std::size_t kOwnObs = 17;      // observation entries before the neighbours
   static constexpr std::size_t kStatePerUav = 8;  // env.state() entries per UAV
 
-  explicit AircraftModel(Config& config);
+  // v1: aircraft_v1's declaration (rescaled reward defaults; same dynamics).
+  explicit AircraftModel(Config& config, bool v1 = false);
 
   static UavPublic make_public(const UavState& s);
 
@@ -133,5 +134,6 @@ class AircraftModel final : public ModelBase<AircraftModel, UavState, UavPublic>
 };
 
 std::unique_ptr<Model> make_aircraft(Config& config);
+std::unique_ptr<Model> make_aircraft_v1(Config& config);
 
 }  // namespace seer::aircraft

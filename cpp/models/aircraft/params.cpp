@@ -8,9 +8,10 @@
 
 namespace seer::aircraft {
 
-AircraftParams AircraftParams::from_config(Config& config) {
-  static const WorkloadDecl decl = aircraft_workload();
-  Params params(decl, config);
+AircraftParams AircraftParams::from_config(Config& config, bool v1) {
+  static const WorkloadDecl decl_v0 = aircraft_workload();
+  static const WorkloadDecl decl_v1 = aircraft_v1_workload();
+  Params params(v1 ? decl_v1 : decl_v0, config);
   AircraftParams p{};
   p.num_uavs = static_cast<std::uint32_t>(params.integer("num_uavs"));
   p.substeps = static_cast<std::uint32_t>(params.integer("substeps"));

@@ -60,10 +60,12 @@ struct AircraftParams {
   double comm_radius_sq, safe_radius_sq;
 
   // Reads and validates every key; std::invalid_argument names the bad one.
-  static AircraftParams from_config(Config& config);
+  // v1: aircraft_v1's declaration (the same keys, other reward defaults).
+  static AircraftParams from_config(Config& config, bool v1 = false);
 };
 
 // The declaration (aircraft/workload.cpp).
 WorkloadDecl aircraft_workload();
+WorkloadDecl aircraft_v1_workload();
 
 }  // namespace seer::aircraft

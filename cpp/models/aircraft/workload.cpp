@@ -100,4 +100,19 @@ WorkloadDecl aircraft_workload() {
   return w;
 }
 
+WorkloadDecl aircraft_v1_workload() {
+  WorkloadDecl w = aircraft_workload();
+  w.name = "aircraft_v1";
+  w.summary =
+      "UAV swarm control with reward terms of comparable size: goal progress, separation and "
+      "energy (the learnable task).";
+  // Why these values: seer_env/envs/aircraft_v1.py.
+  for (ParamDecl& p : w.params) {
+    if (p.name == "num_uavs") p.default_value = 16;
+    if (p.name == "near_miss_penalty") p.default_value = 0.2;
+    if (p.name == "crash_penalty") p.default_value = 30.0;
+  }
+  return w;
+}
+
 }  // namespace seer::aircraft

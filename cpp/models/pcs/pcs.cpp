@@ -1,7 +1,7 @@
 #include "pcs/pcs.hpp"
 
 #include <algorithm>
-
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -11,13 +11,18 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kObsDim = 10;  // own busy, guard, 4 counters, 4 neighbours' busy
+constexpr std::size_t kTimeDims = 2;  // sin and cos of the time of day (time_features)
+constexpr double kTwoPi = 6.283185307179586;
 
 }  // namespace
 
-PcsModel::PcsModel(Config& config) {
-  static const WorkloadDecl decl = pcs_workload();
+PcsModel::PcsModel(Config& config, PcsVersion version) {
+  static const WorkloadDecl decl_v0 = pcs_workload();
+  static const WorkloadDecl decl_v1 = pcs_v1_workload();
+  const bool v1 = version == PcsVersion::kV1;
+  const WorkloadDecl& decl = v1 ? decl_v1 : decl_v0;
   Params params(decl, config);
-  spec_.name = "pcs";
+  spec_.name = v1 ? "pcs_v1" : "pcs";
   width_ = static_cast<std::uint32_t>(params.integer("width"));
   height_ = static_cast<std::uint32_t>(params.integer("height"));
   channels_ = static_cast<std::uint32_t>(params.integer("channels"));
@@ -28,6 +33,10 @@ PcsModel::PcsModel(Config& config) {
   spec_.lookahead = params.real("handoff_delay");
   spec_.dt = params.real("step_minutes");
   handoff_weight_ = params.real("handoff_weight");
+  // pcs_v1 only: varying traffic, time of day observed, counts capped.
+  time_features_ = v1;
+  count_cap_ = v1 ? params.real("count_cap") : 0.0;
+  if (v1) traffic_ = PcsTraffic(params, width_, height_);
   const std::uint64_t phones = std::uint64_t{width_} * height_ * phones_per_cell_;
   if (phones > 100'000'000) {
     throw std::invalid_argument(
@@ -39,10 +48,15 @@ PcsModel::PcsModel(Config& config) {
   spec_.num_entities = width_ * height_;
   spec_.num_agents = spec_.num_entities;
   spec_.agent_prefix = "cell";
-  spec_.obs_dim = kObsDim;
-  const float inf = std::numeric_limits<float>::infinity();
+  spec_.obs_dim = kObsDim + (time_features_ ? kTimeDims : 0);
+  const float cap = count_cap_ > 0.0 ? static_cast<float>(count_cap_)
+                                     : std::numeric_limits<float>::infinity();
   spec_.obs_low.assign(kObsDim, 0.0f);
-  spec_.obs_high = {1.0f, 1.0f, inf, inf, inf, inf, 1.0f, 1.0f, 1.0f, 1.0f};
+  spec_.obs_high = {1.0f, 1.0f, cap, cap, cap, cap, 1.0f, 1.0f, 1.0f, 1.0f};
+  if (time_features_) {
+    spec_.obs_low.insert(spec_.obs_low.end(), kTimeDims, -1.0f);
+    spec_.obs_high.insert(spec_.obs_high.end(), kTimeDims, 1.0f);
+  }
   spec_.action = ActionSpec{/*discrete=*/true, /*n=*/channels_ + 1, 0, 0.0f, 0.0f};
   spec_.state_dim = 2 * static_cast<std::size_t>(spec_.num_entities);
   spec_.state_low = 0.0f;
@@ -97,14 +111,16 @@ void PcsModel::on_init(Context& ctx) {
     phone.id = ctx.self() * phones_per_cell_ + i;
     phone.channel = kNoChannel;
     phone.call_end = kInf;
-    phone.next_call = ctx.now() + ctx.rng().exponential(call_interval_);
-    phone.next_move = ctx.now() + ctx.rng().exponential(move_interval_);
+    phone.next_call = next_call_time(ctx, ctx.self(), ctx.now());
+    phone.next_move = next_move_time(ctx, ctx.now());
     schedule_idle(ctx, phone);
   }
 }
 
 void PcsModel::on_step_begin(Context& ctx) {
-  self_state(ctx).step = PcsCounters{};
+  PcsState& s = self_state(ctx);
+  s.step = PcsCounters{};
+  if (time_features_) s.clock = static_cast<std::uint32_t>(std::llround(ctx.now() / spec_.dt)) + 1;
 }
 
 void PcsModel::on_action(Context& ctx, const ActionView& action) {
@@ -115,13 +131,31 @@ void PcsModel::on_action(Context& ctx, const ActionView& action) {
   self_state(ctx).guard = static_cast<std::uint32_t>(action.discrete);
 }
 
+double PcsModel::next_call_time(Context& ctx, EntityId cell, double t) const {
+  if (!traffic_.varies()) return t + ctx.rng().exponential(call_interval_);
+  const double top = traffic_.max_load();
+  for (;;) {
+    t += ctx.rng().exponential(call_interval_ / top);
+    if (ctx.rng().uniform() * top <= traffic_.load(cell, t)) return t;
+  }
+}
+
+double PcsModel::next_move_time(Context& ctx, double t) const {
+  if (!traffic_.varies()) return t + ctx.rng().exponential(move_interval_);
+  const double top = traffic_.max_mobility();
+  for (;;) {
+    t += ctx.rng().exponential(move_interval_ / top);
+    if (ctx.rng().uniform() * top <= traffic_.mobility(t)) return t;
+  }
+}
+
 void PcsModel::schedule_idle(Context& ctx, PcsPhone phone) {
   const EntityId self = ctx.self();
   EntityId cell = self;
   for (;;) {
     while (phone.next_move < phone.next_call) {
       cell = neighbour(cell, ctx.rng().below(4));
-      phone.next_move += ctx.rng().exponential(move_interval_);
+      phone.next_move = next_move_time(ctx, phone.next_move);
     }
     // The deviation (header): nothing reaches another cell before now + L,
     // nothing reaches this one before now.
@@ -150,17 +184,17 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
       count(s, &PcsCounters::call_attempts);
       if (free_channels(s) <= s.guard) {
         count(s, &PcsCounters::blocks);
-        phone.next_call = now + ctx.rng().exponential(call_interval_);
+        phone.next_call = next_call_time(ctx, ctx.self(), now);
         schedule_idle(ctx, phone);
         return;
       }
       take_channel(s, phone);
       phone.call_end = now + ctx.rng().exponential(call_duration_);
-      phone.next_call = now + ctx.rng().exponential(call_interval_);
+      phone.next_call = next_call_time(ctx, ctx.self(), now);
       while (phone.next_call < phone.call_end) {
         count(s, &PcsCounters::busy_lines);
         count(s, &PcsCounters::call_attempts);
-        phone.next_call += ctx.rng().exponential(call_interval_);
+        phone.next_call = next_call_time(ctx, ctx.self(), phone.next_call);
       }
       schedule_in_call(ctx, phone);
       return;
@@ -178,7 +212,7 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
     }
     case kHandoffIn:
       count(s, &PcsCounters::handoffs_in);
-      phone.next_move = now + ctx.rng().exponential(move_interval_);
+      phone.next_move = next_move_time(ctx, now);
       if (free_channels(s) == 0) {
         count(s, &PcsCounters::dropped_handoffs);
         phone.call_end = kInf;
@@ -198,11 +232,14 @@ float PcsModel::busy_fraction(std::uint32_t busy) const {
   return static_cast<float>(static_cast<double>(busy) / static_cast<double>(channels_));
 }
 
+float PcsModel::scaled_count(std::uint64_t count) const {
+  const double scaled = static_cast<double>(count) * count_scale_;
+  return static_cast<float>(count_cap_ > 0.0 ? std::min(scaled, count_cap_) : scaled);
+}
+
 void PcsModel::observe(EntityId agent, float* obs) const {
   const PcsState& s = state_of(agent);
-  const auto scaled = [this](std::uint64_t count) {
-    return static_cast<float>(static_cast<double>(count) * count_scale_);
-  };
+  const auto scaled = [this](std::uint64_t count) { return scaled_count(count); };
   obs[0] = busy_fraction(make_public(s).busy);
   obs[1] = static_cast<float>(static_cast<double>(s.guard) / static_cast<double>(channels_));
   obs[2] = scaled(s.step.call_attempts);
@@ -211,6 +248,12 @@ void PcsModel::observe(EntityId agent, float* obs) const {
   obs[5] = scaled(s.step.dropped_handoffs);
   for (std::uint64_t d = 0; d < 4; ++d) {
     obs[6 + d] = busy_fraction(snapshot(neighbour(agent, d)).busy);
+  }
+  if (time_features_) {
+    // The time at this boundary: the start of the step the next action acts in.
+    const double angle = kTwoPi * traffic_.day_fraction(s.clock * spec_.dt);
+    obs[kObsDim] = static_cast<float>(std::sin(angle));
+    obs[kObsDim + 1] = static_cast<float>(std::cos(angle));
   }
 }
 
@@ -256,5 +299,9 @@ void PcsModel::state(float* out) const {
 }
 
 std::unique_ptr<Model> make_pcs(Config& config) { return std::make_unique<PcsModel>(config); }
+
+std::unique_ptr<Model> make_pcs_v1(Config& config) {
+  return std::make_unique<PcsModel>(config, PcsVersion::kV1);
+}
 
 }  // namespace seer

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "pcs/traffic.hpp"
 #include "seer/config.hpp"
 #include "seer/model.hpp"
 #include "seer/workload.hpp"
@@ -65,7 +66,7 @@ struct PcsCounters {
 struct PcsState {
   std::uint64_t channel_mask;  // bit c set: channel c is in use
   std::uint32_t guard;         // guard channels in effect this step
-  std::uint32_t pad;           // keeps the record free of padding; always 0
+  std::uint32_t clock;         // steps begun since reset when time_features is on, else 0
   PcsCounters step;            // cleared at each step start
   PcsCounters total;           // since reset
 };
@@ -88,6 +89,10 @@ struct PcsPhone {
 };
 static_assert(sizeof(PcsPhone) == 32, "PcsPhone must have no padding");
 
+// pcs_v0: constant traffic. pcs_v1: traffic.hpp's varying traffic, the time
+// of day observed, counts capped (its own declaration, pcs/workload.cpp).
+enum class PcsVersion { kV0, kV1 };
+
 class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
  public:
   static constexpr EventKind kNextCall = 0;
@@ -97,7 +102,7 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   static constexpr std::uint32_t kNoChannel = 0xFFFFFFFFu;
   static constexpr std::uint32_t kMaxChannels = 64;  // one bit per channel in channel_mask
 
-  explicit PcsModel(Config& config);
+  explicit PcsModel(Config& config, PcsVersion version = PcsVersion::kV0);
 
   static PcsPublic make_public(const PcsState& s) {
     return PcsPublic{static_cast<std::uint32_t>(__builtin_popcountll(s.channel_mask)), 0};
@@ -129,15 +134,27 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   void take_channel(PcsState& s, PcsPhone& phone);
   void release_channel(PcsState& s, PcsPhone& phone);
   float busy_fraction(std::uint32_t busy) const;
+  // The next call attempt of a phone in `cell` after time t, and its next
+  // move after t: t + exponential(mean) with pcs_v0's constant traffic, else
+  // by thinning (traffic.hpp). Draw from ctx's stream only.
+  double next_call_time(Context& ctx, EntityId cell, double t) const;
+  double next_move_time(Context& ctx, double t) const;
+  // Writes a count observation (scaled, capped at count_cap_ when set).
+  float scaled_count(std::uint64_t count) const;
 
   std::uint32_t width_, height_, channels_, phones_per_cell_;
   double call_interval_, call_duration_, move_interval_;
   double handoff_weight_;
   double count_scale_;  // 1 / expected call attempts per cell per step
+  double count_cap_;    // largest scaled count observed; 0: uncapped (pcs_v0)
+  bool time_features_;  // observe the time of day (pcs_v1)
+  PcsTraffic traffic_;  // time- and space-varying means (pcs_v1); constant by default
 };
 
 std::unique_ptr<Model> make_pcs(Config& config);
-// The declaration (pcs/workload.cpp).
+std::unique_ptr<Model> make_pcs_v1(Config& config);
+// The declarations (pcs/workload.cpp).
 WorkloadDecl pcs_workload();
+WorkloadDecl pcs_v1_workload();
 
 }  // namespace seer

@@ -1,5 +1,6 @@
-// The pcs_v0 declaration: parameters, spaces, keys and record layouts (see
-// seer/workload.hpp). Adding a parameter: one row here, one read in pcs.cpp.
+// The pcs_v0 and pcs_v1 declarations: parameters, spaces, keys and record
+// layouts (see seer/workload.hpp). Adding a parameter: one row here, one read
+// in pcs.cpp (or traffic.cpp).
 #include <cstddef>
 
 #include "pcs/pcs.hpp"
@@ -50,7 +51,7 @@ WorkloadDecl pcs_workload() {
                              r));
   r.push_back(checked_record("state", sizeof(PcsState),
                              {SEER_FIELD(PcsState, channel_mask), SEER_FIELD(PcsState, guard),
-                              SEER_FIELD(PcsState, pad),
+                              SEER_FIELD(PcsState, clock),
                               SEER_RECORD_FIELD(PcsState, step, "counters"),
                               SEER_RECORD_FIELD(PcsState, total, "counters")},
                              r));
@@ -61,6 +62,37 @@ WorkloadDecl pcs_workload() {
                               SEER_FIELD(PcsPhone, next_move), SEER_FIELD(PcsPhone, id),
                               SEER_FIELD(PcsPhone, channel)},
                              r));
+  return w;
+}
+
+WorkloadDecl pcs_v1_workload() {
+  WorkloadDecl w = pcs_workload();
+  w.name = "pcs_v1";
+  w.summary =
+      "Guard channels under traffic that varies in time and space: a daily profile, a moving "
+      "hot spot and rush-hour mobility (the learnable task).";
+  // The learnable task's defaults (why: seer_env/envs/pcs_v1.py).
+  for (ParamDecl& p : w.params) {
+    if (p.name == "width" || p.name == "height") p.default_value = 8;
+    if (p.name == "call_interval") p.default_value = 300.0;
+    if (p.name == "handoff_weight") p.default_value = 10.0;
+  }
+  // Read by PcsTraffic (traffic.hpp) and the observation (pcs.cpp).
+  w.params.push_back(capped(positive_param("day_minutes", 1440.0, 0.0, 1e12,
+                                           "minutes of one traffic cycle (a day of 24 hours)")));
+  w.params.push_back(real_param("daily_swing", 0.5, 0.0, 0.99,
+                                "amplitude of the daily call-rate profile "
+                                "1 - daily_swing * cos(2 pi t / day_minutes)"));
+  w.params.push_back(real_param("hotspot_gain", 1.5, 0.0, 100.0,
+                                "extra call rate at the moving hot spot's centre (0: none)"));
+  w.params.push_back(capped(positive_param("hotspot_radius", 1.5, 0.0, 1e6,
+                                           "the hot spot's Gaussian width in cells")));
+  w.params.push_back(capped(real_param("rush_mobility", 200.0, 0.0, 1e6,
+                                       "extra move rate at the 8:00 and 17:00 rush hours' "
+                                       "peaks (0: none)")));
+  w.params.push_back(capped(positive_param("count_cap", 8.0, 0.0, 1e12,
+                                           "largest scaled count observed (bounds the Box)")));
+  w.observation = {"(12,)", "float32", "bounded: see Observation"};
   return w;
 }
 

@@ -1,0 +1,173 @@
+"""aircraft_v1: aircraft_v0 with reward terms scaled so that each one matters.
+
+The model, spaces, events and arguments are aircraft_v0's (see its
+docstring); only these defaults differ:
+
+- ``num_uavs`` 256 -> 16: the learnable task's small size (docs/tasks.md).
+- ``near_miss_penalty`` 1.0 -> 0.2: a near miss is counted per *beacon*
+  (20 per second per close neighbour), so at 1.0 one encounter outweighed the
+  whole flight.
+- ``crash_penalty`` 10.0 -> 30.0: above the progress a flight can earn
+  (~20 m at 16 UAVs), so crashing never pays.
+- ``max_cycles`` 500 -> 300: 30 s, enough to reach any goal.
+
+Measured on the defaults (3 seeds, return per UAV and episode): a PD goal
+seeker earns ~21 m of progress and pays ~5 for ~25 near-miss beacons and ~5
+for ~5 kJ of energy; hovering pays the energy and, as the wind pushes some
+UAVs out, crashes; random actions crash every UAV. Goal reaching, separation
+and energy are each worth a few units, so a policy that flies to its goal
+while keeping its distance and sparing the battery beats one that only flies
+to its goal.
+
+```python
+from seer_env.envs import aircraft_v1
+
+env = aircraft_v1.parallel_env(seed=0)
+observations, infos = env.reset()
+while env.agents:
+    actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+    observations, rewards, terminations, truncations, infos = env.step(actions)
+```
+
+## Arguments
+
+<!-- declared arguments: generated from the model's declaration -->
+``aircraft_v1.parallel_env(num_uavs=16, substeps=20, wind_modes=8,
+beacon_every=10, comm_radius=30.0, comm_latency=0.05, safe_radius=3.0,
+k_neighbors=4, max_neighbors=16, neighbor_timeout=0.5, dt=0.1, arena_size=None,
+ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1, gravity=9.81,
+max_rate=3.0, rate_gain=20.0, battery_capacity=100000.0, power_idle=20.0,
+power_thrust=150.0, power_rate=10.0, near_miss_penalty=0.2,
+energy_weight=0.001, crash_penalty=30.0, max_cycles=300, seed=None,
+executor=None, num_threads='auto', check=False, event_budget=50000000,
+render_mode=None)``
+
+- ``num_uavs``: agents; 1..1048576, default ``16``.
+- ``substeps``: RK4 substeps per step; 1..10000, default ``20``.
+- ``wind_modes``: sinusoidal wind modes; 0..256, default ``8``.
+- ``beacon_every``: substeps between beacons; 1..1000000, default ``10``.
+- ``comm_radius``: beacon range, metres; (0.0, 1000000.0], default ``30.0``.
+- ``comm_latency``: beacon delay, seconds (the runtime's lookahead: larger
+  values give the parallel executor more work per round); (0.0, 1000.0],
+  default ``0.05``.
+- ``safe_radius``: near-miss distance, metres; [0.0, 1000000.0], default
+  ``3.0``.
+- ``k_neighbors``: neighbours in the observation (<= max_neighbors); 0..32,
+  default ``4``.
+- ``max_neighbors``: neighbour-table size; 1..32, default ``16``.
+- ``neighbor_timeout``: seconds after which a table entry is no longer
+  observed; [0.0, 1000000.0], default ``0.5``.
+- ``dt``: seconds per step; (0.0, 1000.0], default ``0.1``.
+- ``arena_size``: half-width of the square airspace, metres; (0.0, 10000000.0],
+  default ``6.25 * sqrt(num_uavs)``.
+- ``ceiling``: airspace ceiling, metres; (0.0, 1000000.0], default ``60.0``.
+- ``wind_speed``: total amplitude of the wind modes, m/s; [0.0, 1000.0],
+  default ``3.0``.
+- ``wind_seed``: scenario seed of the wind; 0..9007199254740992, default ``0``.
+- ``drag``: quadratic drag per unit mass, 1/m; [0.0, 1000.0], default ``0.1``.
+- ``gravity``: m/s^2; [0.0, 1000.0], default ``9.81``.
+- ``max_rate``: body-rate command at |action| = 1, rad/s; (0.0, 1000.0],
+  default ``3.0``.
+- ``rate_gain``: body-rate controller gain, 1/s; [0.0, 10000.0], default
+  ``20.0``.
+- ``battery_capacity``: battery, joules; (0.0, 1000000000000.0], default
+  ``100000.0``.
+- ``power_idle``: power drawn at rest, watts; [0.0, 1000000000.0], default
+  ``20.0``.
+- ``power_thrust``: power per (1 + thrust)^2, watts; [0.0, 1000000000.0],
+  default ``150.0``.
+- ``power_rate``: power per |rates|^2, watts; [0.0, 1000000000.0], default
+  ``10.0``.
+- ``near_miss_penalty``: reward weight of a near miss; [0.0, 1000000000.0],
+  default ``0.2``.
+- ``energy_weight``: reward weight of a joule used; [0.0, 1000000000.0],
+  default ``0.001``.
+- ``crash_penalty``: reward weight of a crash; [0.0, 1000000000.0], default
+  ``30.0``.
+<!-- end of declared arguments -->
+
+- ``max_cycles``: steps until truncation, >= 1 (default 300: 30 s).
+- ``seed``, ``executor``, ``num_threads``, ``check``, ``event_budget``,
+  ``render_mode``: as aircraft_v0.
+
+## Version history
+
+- v1: reward weights rescaled (list above), new defaults.
+- v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
+
+from seer_env.env import SeerParallelEnv
+from seer_env.envs.aircraft_v0 import AircraftEnv
+from seer_env.workloads import (
+    declared_parameters,
+    document_arguments,
+    validate_params,
+    workload_spec,
+)
+
+__all__ = ["AircraftV1Env", "env", "parallel_env", "raw_env"]
+
+# The declaration (cpp/models/aircraft/workload.cpp): aircraft_v0's with v1's defaults.
+SPEC = workload_spec("aircraft_v1")
+
+
+class AircraftV1Env(AircraftEnv):
+    """The aircraft_v1 ParallelEnv (see the module docstring)."""
+
+    metadata = {**AircraftEnv.metadata, "name": "aircraft_v1"}
+
+    @declared_parameters(SPEC)
+    def __init__(
+        self,
+        max_cycles: int = 300,
+        seed: int | None = None,
+        executor: str | None = None,
+        num_threads: int | str = "auto",
+        check: bool = False,
+        event_budget: int = 50_000_000,
+        render_mode: str | None = None,
+        **params: Any,
+    ) -> None:
+        config = validate_params(SPEC, params)
+        SeerParallelEnv.__init__(  # not AircraftEnv's: that one builds aircraft_v0
+            self,
+            "aircraft_v1",
+            config,
+            seed=seed,
+            max_cycles=max_cycles,
+            executor=executor,
+            num_threads=num_threads,
+            check=check,
+            event_budget=event_budget,
+            render_mode=render_mode,
+        )
+        self.num_uavs = config["num_uavs"]
+        self.arena_size = config.get("arena_size", 6.25 * np.sqrt(self.num_uavs))
+        self.ceiling = config["ceiling"]
+        self.battery_capacity = config["battery_capacity"]
+
+
+def parallel_env(**kwargs: Any) -> AircraftV1Env:
+    """The aircraft_v1 ParallelEnv; keyword arguments as in the module docstring."""
+    return AircraftV1Env(**kwargs)
+
+
+def raw_env(**kwargs: Any) -> AECEnv:
+    """aircraft_v1 as an AEC env without wrappers (``parallel_to_aec_wrapper``)."""
+    return parallel_to_aec_wrapper(parallel_env(**kwargs))
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """aircraft_v1 as an AEC env (``parallel_to_aec``: order enforced)."""
+    return parallel_to_aec(parallel_env(**kwargs))
+
+
+__doc__ = document_arguments(__doc__, SPEC, "aircraft_v1.parallel_env", AircraftV1Env.__init__)
