@@ -6,6 +6,9 @@
   model (a ``PythonModel`` prototype and its C++ port) return the same bytes.
 - ``assert_declarations_match(model_a, model_b)``: the two declare the same
   parameters (names, types, defaults, bounds), keys and state record.
+- ``verify(port, prototype)``: all of these in one call, over several
+  seeds and a reused env, prototype and port compared on every entity state
+  and pending event too, any difference located (step, entity, field, event).
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
@@ -20,10 +23,13 @@ from seer_env.testing.contract import ContractReport, Violation, check_contract
 from seer_env.testing.declaration import assert_declarations_match
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.trajectory import first_difference, random_policy, record
+from seer_env.testing.verify import Check, VerifyReport, verify
 
 __all__ = [
+    "Check",
     "ContractReport",
     "Violation",
+    "VerifyReport",
     "assert_declarations_match",
     "assert_models_equivalent",
     "assert_serial_equivalent",
@@ -31,4 +37,5 @@ __all__ = [
     "first_difference",
     "random_policy",
     "record",
+    "verify",
 ]
