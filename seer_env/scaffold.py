@@ -100,11 +100,12 @@ def _struct(name: str, dtype: np.dtype) -> list[str]:
         dims = "".join(f"[{n}]" for n in ftype.shape)
         lines.append(f"  {_CPP_TYPES[code]} {field}{dims};")
     lines.append("};")
-    lines.append(f"static_assert(sizeof({name}) == {dtype.itemsize}, \"{name}: the dtype's size\");")
+    size = dtype.itemsize
+    lines.append(f'static_assert(sizeof({name}) == {size}, "{name}: the size of its dtype");')
     for field in dtype.names:
         offset = dtype.fields[field][1]
         lines.append(
-            f"static_assert(offsetof({name}, {field}) == {offset}, \"{name}.{field}: its offset\");"
+            f'static_assert(offsetof({name}, {field}) == {offset}, "{name}.{field}: its offset");'
         )
     return lines
 
@@ -302,7 +303,6 @@ def _cpp_source(cls: type[PythonModel], name: str) -> str:
     ]
     for p in spec["params"]:
         read = "integer" if p["type"] == "int" else "real"
-        ctype = "std::int64_t" if p["type"] == "int" else "double"
         lines.append(f'    {p["name"]}_ = params.{read}("{p["name"]}");')
     lines += [
         "    // PORT: the sizes, timing and spaces below are the prototype's with its",

@@ -16,7 +16,9 @@ TESTS = Path(__file__).resolve().parent
 
 # What a user writes when porting HeatRing: the bodies of the hooks marked PORT.
 PORTED = {
-    "on_init": """  void on_init(seer::Context& ctx) override { ctx.schedule(ctx.self(), 0.1, kTick); }""",
+    "on_init": """  void on_init(seer::Context& ctx) override {
+    ctx.schedule(ctx.self(), 0.1, kTick);
+  }""",
     "on_action": """  void on_action(seer::Context& ctx, const seer::ActionView& action) override {
     if (action.discrete) ctx.schedule(next(ctx), ctx.now() + spec_.lookahead, kToken);
   }""",

@@ -203,7 +203,8 @@ def _pending_difference(a: dict, b: dict, kinds: list[str]) -> str | None:
     n_a, n_b = len(a["time"]), len(b["time"])
     for i in range(min(n_a, n_b)):
         if any(a[f][i].tobytes() != b[f][i].tobytes() for f in _EVENT_FIELDS):
-            return f"pending event #{i} (in key order): {_event(a, i, kinds)} != {_event(b, i, kinds)}"
+            first, second = _event(a, i, kinds), _event(b, i, kinds)
+            return f"pending event #{i} (in key order): {first} != {second}"
     if n_a != n_b:
         longer, which = (a, "first") if n_a > n_b else (b, "second")
         i = min(n_a, n_b)
