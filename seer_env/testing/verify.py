@@ -136,14 +136,20 @@ class _Layout:
     kinds: list[str]
 
     @classmethod
-    def of(cls, env) -> _Layout:
-        sim = _unwrapped(env).sim
-        size = sim.entity_states().shape[1]
-        declared = (_declaration(env) or {}).get("records", {}).get("state")
-        dtype = np.dtype(declared) if declared is not None else None
-        if dtype is None or dtype.itemsize != size:
-            dtype = np.dtype([("bytes", "u1", (size,))])
-        return cls(dtype, list(sim.spec["event_kinds"]))
+    def of(cls, env_fn) -> tuple[_Layout, bool]:
+        """The layout of ``env_fn``'s model, and whether it is a ``PythonModel``."""
+        env = env_fn(executor="serial", num_threads=1)
+        try:
+            env.reset(seed=0)  # states are read after a reset, as the runtime does
+            sim = _unwrapped(env).sim
+            size = sim.entity_states().shape[1]
+            declared = (_declaration(env) or {}).get("records", {}).get("state")
+            dtype = np.dtype(declared) if declared is not None else None
+            if dtype is None or dtype.itemsize != size:
+                dtype = np.dtype([("bytes", "u1", (size,))])
+            return cls(dtype, list(sim.spec["event_kinds"])), _is_python_model(env)
+        finally:
+            _close(env)
 
 
 def _capture(env, outputs: dict, layout: _Layout) -> dict:
@@ -261,9 +267,7 @@ def _contract(name: str, env_fn, seeds, steps, policy) -> Check:
 
 
 def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) -> Check:
-    probe = env_fn(executor="serial", num_threads=1)
-    layout, python = _Layout.of(probe), _is_python_model(probe)
-    _close(probe)
+    layout, python = _Layout.of(env_fn)
     if python:
         # A PythonModel's handlers hold the GIL: it runs on the serial executor
         # only. What it can show: checking changes nothing.
@@ -294,8 +298,8 @@ def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) 
 
 def _reset(name, env_fn, seeds, steps, policy) -> Check:
     """One env reused across the seeds (each run twice) against a fresh env per seed."""
+    layout, _ = _Layout.of(env_fn)
     reused = env_fn(executor="serial", num_threads=1)
-    layout = _Layout.of(reused)
     try:
         order = [s for seed in seeds for s in (seed, seed)]
         for i, seed in enumerate(order):
@@ -319,12 +323,12 @@ def _reset(name, env_fn, seeds, steps, policy) -> Check:
 
 
 def _models(name, fn_a, fn_b, seeds, steps, policy) -> Check:
+    (layout_a, _), (layout_b, _) = _Layout.of(fn_a), _Layout.of(fn_b)
     a, b = fn_a(executor="serial", num_threads=1), fn_b(executor="serial", num_threads=1)
     try:
         found = _spaces_difference(a, b)
         if found:
             return Check(name, "failed", f"before any step: {found}")
-        layout_a, layout_b = _Layout.of(a), _Layout.of(b)
         same_layout = layout_a.state == layout_b.state and "bytes" not in layout_a.state.names
         for seed in seeds:
             frames_a, actions = _trace(a, seed, steps, layout_a, policy=policy)
