@@ -91,7 +91,7 @@ def test_scaffold_build_port_verify(tmp_path):
     assert 'static_assert(offsetof(State, tokens) == 8, "State.tokens: its offset");' in source
     assert 'seer::int_param("num_entities", 6, 2, 256, "agents in the ring")' in source
     assert "// PORT: HeatRing.on_event, the prototype's code:" in source
-    assert '//       state["tokens"] += 1' in source
+    assert '  //           state["tokens"] += 1\n' in source
 
     # As generated: builds, keeps the contract, is serial-equivalent; only the
     # comparison with the prototype fails (nothing ported yet), located.
