@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -192,6 +193,8 @@ def _state_difference(a: np.ndarray, b: np.ndarray) -> str | None:
                 if field == "bytes":  # no declared record: the first byte that differs
                     i = int(np.flatnonzero(np.asarray(va) != np.asarray(vb))[0])
                     return f"entity {entity} state byte {i}: {int(va[i])} != {int(vb[i])}"
+                if np.ndim(va) == 0 and isinstance(va, np.integer | np.bool_):
+                    va, vb = va.item(), vb.item()
                 return f"entity {entity} state field {field!r}: {_show(va)} != {_show(vb)}"
     return "entity states differ"  # not reached: some field differs
 
@@ -314,7 +317,7 @@ def _reset(name, env_fn, seeds, steps, policy) -> Check:
                     name,
                     "failed",
                     f"a reused env (reset(seed={seed}) {previous}) differs from a fresh env "
-                    f"{found}: reset must re-initialise every entity state "
+                    f"(fresh value first) {found}: reset must re-initialise every entity state "
                     "(ModelBase::reset_states allocates; an override must too)",
                 )
     finally:
@@ -350,7 +353,10 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
     import seer_env  # noqa: PLC0415 (the package imports the testing kit lazily)
 
     try:
-        return run()
+        with warnings.catch_warnings():
+            # More threads than cores is the point here: interleavings, not speed.
+            warnings.simplefilter("ignore", seer_env.OversubscriptionWarning)
+            return run()
     except (seer_env.ContractViolation, seer_env.HandlerError, seer_env.EventBudgetExceeded) as e:
         return Check(name, "failed", f"{type(e).__name__}: {e}")
 
