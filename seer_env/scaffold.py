@@ -1,4 +1,4 @@
-"""Write the C++ project of a ``PythonModel`` prototype (``python -m seer_env.sdk new-cpp``).
+"""Write the C++ project of a ``PythonModel`` prototype (``python -m seer_env.scaffold new-cpp``).
 
 From the prototype's declaration (``state_dtype``, ``public_fields``,
 ``payload_dtype``, ``params``, ``event_kinds``, ``info_keys``, ``total_keys``)
@@ -23,11 +23,13 @@ prototype)`` then shows what remains to port.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import keyword
 import math
 import re
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -36,7 +38,7 @@ import numpy as np
 
 from seer_env.python_model import PythonModel
 
-__all__ = ["load_prototype", "new_cpp_project"]
+__all__ = ["load_prototype", "main", "new_cpp_project"]
 
 _CPP_TYPES = {
     "f8": "double",
@@ -243,7 +245,7 @@ def _cpp_source(cls: type[PythonModel], name: str) -> str:
     act = model_spec["action"]
     lines = [
         f"// {name}: the C++ port of {cls.__module__}.{cls.__qualname__}.",
-        "// Written by `python -m seer_env.sdk new-cpp`: the records, declaration and",
+        "// Written by `python -m seer_env.scaffold new-cpp`: the records, declaration and",
         "// config readers are done; each hook marked PORT is a no-op that keeps the",
         "// contract, above it the prototype's code to port. Check the port with",
         "//   seer_env.testing.verify(NAME, Prototype)",
@@ -481,3 +483,31 @@ def new_cpp_project(prototype: str | type[PythonModel], dest: str | Path) -> lis
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return list(files)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m seer_env.scaffold new-cpp pkg.module:Prototype DEST``: scaffold a C++ port."""
+    parser = argparse.ArgumentParser(prog="python -m seer_env.scaffold")
+    commands = parser.add_subparsers(dest="command", required=True)
+    new = commands.add_parser(
+        "new-cpp", help="write the C++ project of a PythonModel prototype (docs/custom-models.md)"
+    )
+    new.add_argument("prototype", help="the prototype class, as pkg.module:Class")
+    new.add_argument("dest", help="a new folder for the project")
+    args = parser.parse_args(argv)
+    try:
+        files = new_cpp_project(args.prototype, args.dest)
+    except (ValueError, ImportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path in files:
+        print(f"wrote {path}")
+    print(
+        f"next: pip install --no-build-isolation {args.dest}, then port the hooks marked PORT "
+        "until seer_env.testing.verify(NAME, Prototype) passes"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

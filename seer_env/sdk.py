@@ -12,8 +12,6 @@ refuses a mismatch. Details and the reasons for this design:
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -62,31 +60,9 @@ def register_cpp_model(name: str, plugin: Any) -> None:
     _core.register_plugin(name, plugin)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m seer_env.sdk new-cpp pkg.module:Prototype DEST``: scaffold a C++ port."""
-    from seer_env.scaffold import new_cpp_project  # noqa: PLC0415 (only the CLI needs it)
+if __name__ == "__main__":  # python -m seer_env.sdk new-cpp ...: the scaffold's CLI
+    import sys
 
-    parser = argparse.ArgumentParser(prog="python -m seer_env.sdk")
-    commands = parser.add_subparsers(dest="command", required=True)
-    new = commands.add_parser(
-        "new-cpp", help="write the C++ project of a PythonModel prototype (docs/custom-models.md)"
-    )
-    new.add_argument("prototype", help="the prototype class, as pkg.module:Class")
-    new.add_argument("dest", help="a new folder for the project")
-    args = parser.parse_args(argv)
-    try:
-        files = new_cpp_project(args.prototype, args.dest)
-    except (ValueError, ImportError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    for path in files:
-        print(f"wrote {path}")
-    print(
-        f"next: pip install --no-build-isolation {args.dest}, then port the hooks marked PORT "
-        "until seer_env.testing.verify(NAME, Prototype) passes"
-    )
-    return 0
+    from seer_env.scaffold import main
 
-
-if __name__ == "__main__":
     sys.exit(main())

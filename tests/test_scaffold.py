@@ -9,7 +9,7 @@ from pathlib import Path
 import heat_ring_prototype
 import pytest
 
-from seer_env.scaffold import new_cpp_project
+from seer_env.scaffold import main, new_cpp_project
 from seer_env.testing import verify
 
 TESTS = Path(__file__).resolve().parent
@@ -128,3 +128,12 @@ def test_dest_must_be_new(tmp_path):
         new_cpp_project(heat_ring_prototype.HeatRing, tmp_path)
     with pytest.raises(ValueError, match="prototype must be 'pkg.module:Class'"):
         new_cpp_project("heat_ring_prototype", tmp_path / "new")
+
+
+def test_the_command_line_writes_the_project(tmp_path, capsys):
+    dest = tmp_path / "port"
+    assert main(["new-cpp", "heat_ring_prototype:HeatRing", str(dest)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert (dest / "src" / "heat_ring" / "__init__.py").is_file()
+    assert main(["new-cpp", "heat_ring_prototype:Nope", str(tmp_path / "x")]) == 2
+    assert "is not a seer_env.PythonModel subclass" in capsys.readouterr().err
