@@ -58,3 +58,11 @@ def register_cpp_model(name: str, plugin: Any) -> None:
             )
         plugin = plugin.model_plugin
     _core.register_plugin(name, plugin)
+
+
+if __name__ == "__main__":  # python -m seer_env.sdk new-cpp ...: the scaffold's CLI
+    import sys
+
+    from seer_env.scaffold import main
+
+    sys.exit(main())

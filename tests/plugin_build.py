@@ -12,6 +12,7 @@ import seer_env
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "custom_model_cpp"
 BROKEN = Path(__file__).resolve().parent / "plugins" / "broken"
+PLANTED = Path(__file__).resolve().parent / "plugins" / "planted"
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> None:
@@ -31,9 +32,14 @@ def pip_install_example(target: Path) -> Path:
 
 def cmake_build_broken(target: Path) -> Path:
     """Build tests/plugins/broken with plain CMake; returns the folder holding the module."""
+    return cmake_build(BROKEN, target)
+
+
+def cmake_build(source: Path, target: Path) -> Path:
+    """Build a plugin folder with plain CMake; returns the folder holding the module."""
     build = target / "build"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    configure = ["cmake", "-S", str(BROKEN), "-B", str(build), *generator]
+    configure = ["cmake", "-S", str(source), "-B", str(build), *generator]
     configure += ["-DCMAKE_BUILD_TYPE=Release", f"-DPython_EXECUTABLE={sys.executable}"]
     configure += [f"-Dseer_env_DIR={seer_env.get_cmake_dir()}"]
     _run(configure)

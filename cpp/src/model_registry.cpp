@@ -29,7 +29,12 @@ Entry find(const std::string& name) {
   if (it == r.entries.end()) {
     std::string known;
     for (const auto& [n, e] : r.entries) known += (known.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("model must be one of " + known + "; got '" + name + "'");
+    // A plugin model registers when its package is imported: say so, the
+    // usual cause of an unknown name is a package not imported yet.
+    throw std::invalid_argument(
+        "model must be one of " + known + "; got '" + name +
+        "' (a C++ plugin model is registered by importing its package, or by "
+        "seer_env.register_cpp_model(name, module); a PythonModel is passed as its class)");
   }
   return it->second;
 }

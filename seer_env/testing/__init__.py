@@ -8,6 +8,9 @@
   interpreted and compiled, at every executor and thread count.
 - ``assert_declarations_match(model_a, model_b)``: the two declare the same
   parameters (names, types, defaults, bounds), keys and state record.
+- ``verify(port, prototype)``: all of these in one call, over several
+  seeds and a reused env, prototype and port compared on every entity state
+  and pending event too, any difference located (step, entity, field, event).
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
@@ -23,10 +26,13 @@ from seer_env.testing.declaration import assert_declarations_match
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.numba_modes import assert_modes_equivalent
 from seer_env.testing.trajectory import first_difference, random_policy, record
+from seer_env.testing.verify import Check, VerifyReport, verify
 
 __all__ = [
+    "Check",
     "ContractReport",
     "Violation",
+    "VerifyReport",
     "assert_declarations_match",
     "assert_models_equivalent",
     "assert_modes_equivalent",
@@ -35,4 +41,5 @@ __all__ = [
     "first_difference",
     "random_policy",
     "record",
+    "verify",
 ]

@@ -108,6 +108,10 @@ class ModelBase : public Model {
 
   const ModelSpec& spec() const override { return spec_; }
 
+  // Every entity back to its zeroed State: the right start of an episode
+  // unless the model sets initial values (then override, and allocate first).
+  void reset_states() override { allocate(spec_.num_entities); }
+
   void write_snapshot(EntityId e) override { snapshot_[e] = Derived::make_public(states_[e]); }
 
   std::size_t entity_state_size() const override { return sizeof(State); }
