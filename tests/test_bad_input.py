@@ -520,5 +520,5 @@ def test_concurrent_calls_refused():
         time.sleep(0.01)
     env.sim.request_interrupt()
     t.join()
-    assert errors and "already running a call in another thread" in str(errors[0])
+    assert errors and "another call on this env is in progress" in str(errors[0])
     env.reset(seed=0)

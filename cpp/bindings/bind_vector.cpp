@@ -71,22 +71,21 @@ void bind_vector(py::module_& m) {
       .def("step",
            [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
               const py::object& modes, const py::object& seeds) {
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "step");
              const ModelSpec& s = self.vec->spec();
              const std::size_t m = self.vec->size();
-             const py::array acts = action_array(s, actions, m * s.num_agents);
-             const auto live = mask_array(alive, m * s.num_agents, "alive");
-             const auto mode = mask_array(modes, m, "modes");
-             auto seed = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
-             if (mode.size() != static_cast<py::ssize_t>(m) || !seed ||
-                 seed.size() != static_cast<py::ssize_t>(m)) {
-               throw std::invalid_argument("modes and seeds must have num_envs values");
+             const std::size_t rows = m * s.num_agents;
+             const py::array acts = action_array(s, actions, rows);
+             const auto live = mask_array(alive, rows, "alive");
+             const auto mode = small_uint_array(modes, m, VectorSimulation::kSkip, "modes");
+             const auto seed = seed_array(seeds, m);
+             // Only the actions of live agents of stepping instances are read.
+             std::vector<std::uint8_t> read(rows);
+             for (std::size_t r = 0; r < rows; ++r) {
+               read[r] = (alive.is_none() || live.data()[r]) &&
+                         mode.data()[r / s.num_agents] == VectorSimulation::kStep;
              }
-             for (py::ssize_t i = 0; i < mode.size(); ++i) {
-               if (mode.data()[i] > VectorSimulation::kSkip) {
-                 throw std::invalid_argument("modes must be 0 (step), 1 (reset) or 2 (skip)");
-               }
-             }
+             check_action_values(s, acts, rows, read.data());
              std::vector<std::exception_ptr> failures;
              {
                SigintScope sigint(*self.vec);
@@ -110,6 +109,9 @@ void bind_vector(py::module_& m) {
       .def("request_interrupt",
            [](PyVectorSimulation& self) { self.vec->request_interrupt(); },
            "Stop the step running in another thread. Thread-safe.")
+      .def_property_readonly("busy",
+                             [](PyVectorSimulation& self) { return !idle_under_gil(self.busy); },
+                             "True while a call on this VectorSimulation runs.")
       .def_property_readonly("failed_instances",
                              [](PyVectorSimulation& self) { return self.failed; },
                              "Indices of the instances whose last step failed (they need a reset).")
@@ -130,18 +132,26 @@ void bind_vector(py::module_& m) {
                              "Read-only view of the uint8 batch truncation buffer.")
       .def_property_readonly("infos", [](PyVectorSimulation& self) { return readonly(self.infos); },
                              "Read-only view of the int64 batch info buffer.")
-      .def("digest", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).digest(); },
+      .def("digest",
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_idle(self.busy, "digest");
+             return self.vec->at(i).digest();
+           },
            py::arg("index"), "64-bit hash of instance `index` (as Simulation.digest).")
       .def("steps", [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).steps(); },
            py::arg("index"), "Steps of instance `index` since its last reset.")
       .def("needs_reset",
            [](PyVectorSimulation& self, std::size_t i) { return self.vec->at(i).needs_reset(); },
            py::arg("index"), "Whether instance `index` failed and needs a reset.")
-      .def("save", [](PyVectorSimulation& self, std::size_t i) { return py::bytes(self.vec->at(i).save()); },
+      .def("save",
+           [](PyVectorSimulation& self, std::size_t i) {
+             BusyGuard guard(self.busy, "save");
+             return py::bytes(self.vec->at(i).save());
+           },
            py::arg("index"), "Save instance `index` (as Simulation.save).")
       .def("load",
            [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "load");
              self.vec->at(i).load(std::string(blob));
            },
            py::arg("index"), py::arg("blob"), "Load a save() into instance `index`.")
