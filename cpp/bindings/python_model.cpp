@@ -124,10 +124,8 @@ PythonModel::~PythonModel() {
   snapshot_ = py::array();
 }
 
-py::array PythonModel::state_copy(EntityId e) const {
-  py::array copy(states_.dtype(), std::vector<py::ssize_t>{1});
-  std::memcpy(copy.mutable_data(), states_data_ + e * state_size_, state_size_);
-  return copy;
+py::object PythonModel::state_record(EntityId e) const {
+  return states_.attr("__getitem__")(e);
 }
 
 py::object PythonModel::readonly_record(EntityId e) const {
@@ -142,12 +140,11 @@ void PythonModel::run_handler(Context& ctx, const py::object& hook, Args&&... ar
     PyHandlerContext* c;
     ~Unbind() { c->ctx = nullptr; }
   } unbind{ctx_};
-  // The handler writes a record of a private copy, written back when it
-  // returns: a record kept past its handler is detached and writing it later
-  // cannot change the simulation behind the runtime's back.
-  py::array copy = state_copy(ctx.self());
+  // A live record, not a copy: a record kept and written later from another
+  // entity's handler is then a foreign write that check=True reports (a copy
+  // would drop the write silently and hide the bug).
   try {
-    hook(ctx_obj_, copy.attr("__getitem__")(0), std::forward<Args>(args)...);
+    hook(ctx_obj_, state_record(ctx.self()), std::forward<Args>(args)...);
   } catch (py::error_already_set& error) {
     if (pending_) std::rethrow_exception(std::exchange(pending_, nullptr));
     // Ctrl-C reached Python inside the handler: stop the step as an interrupt
@@ -158,7 +155,6 @@ void PythonModel::run_handler(Context& ctx, const py::object& hook, Args&&... ar
     throw std::runtime_error(python_error(error));
   }
   if (pending_) std::rethrow_exception(std::exchange(pending_, nullptr));
-  std::memcpy(states_data_ + ctx.self() * state_size_, copy.data(), state_size_);
 }
 
 template <class... Args>
@@ -177,14 +173,10 @@ py::object PythonModel::call_boundary(const char* what, EntityId agent, const py
 
 void PythonModel::reset_states() {
   py::gil_scoped_acquire gil;
-  py::module_ np = py::module_::import("numpy");
   std::memset(states_data_, 0, state_size_ * spec_.num_entities);
   std::memset(public_data_, 0, public_size_ * spec_.num_entities);
   boundary_time_ = 0.0;
-  // As for handlers: `states` kept past reset() is a detached copy.
-  py::array copy = np.attr("array")(states_);
-  call_boundary("reset", 0, reset_, copy);
-  std::memcpy(states_data_, copy.data(), state_size_ * spec_.num_entities);
+  call_boundary("reset", 0, reset_, states_);
 }
 
 void PythonModel::on_init(Context& ctx) { run_handler(ctx, on_init_); }
@@ -273,8 +265,8 @@ HandlerError PythonModel::bad_result(const char* what, EntityId agent, const std
                                      const py::handle& result) const {
   std::ostringstream out;
   out.precision(17);
-  out << "handler failed: " << what << "(" << agent << ") at t=" << boundary_time_
-      << " must return " << expected << ", got " << short_repr(result);
+  out << "handler failed: " << what << "(" << agent << ") must return " << expected << ", got "
+      << short_repr(result) << " (at t=" << boundary_time_ << ")";
   return HandlerError(out.str(), agent, what, boundary_time_);
 }
 
@@ -282,7 +274,7 @@ void PythonModel::copy_reals(const char* what, EntityId agent, const py::object&
                              std::size_t n, float* out) const {
   // Exactly n numbers, 1-D: a 2-D array of the right size, strings numpy
   // could parse, or values a float32 cannot hold would be silent coercions.
-  const std::string expected = std::to_string(n) + " real numbers (a 1-D sequence)";
+  const std::string expected = std::to_string(n) + " float32 values (a 1-D sequence of reals)";
   py::module_ np = py::module_::import("numpy");
   py::array values;
   try {

@@ -88,7 +88,7 @@ class PythonModel final : public Model {
   template <class... Args>
   pybind11::object call_boundary(const char* what, EntityId agent, const pybind11::object& hook,
                                  Args&&... args) const;
-  pybind11::array state_copy(EntityId e) const;        // states[e:e+1] copied
+  pybind11::object state_record(EntityId e) const;     // writable view of states[e]
   // Checked conversions of boundary hook results; HandlerError naming the
   // hook, the agent and what it returned otherwise.
   HandlerError bad_result(const char* what, EntityId agent, const std::string& expected,
