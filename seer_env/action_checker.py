@@ -208,7 +208,7 @@ class ActionChecker:
         for i in rows:
             if not _is_numeric(values[i]):
                 value = values[i]
-                if isinstance(value, np.ndarray):
+                if isinstance(value, (np.ndarray, np.generic)):
                     value = value.tolist()
                 raise ValueError(f"actions[{names[i]!r}] must be numeric, got {value!r}")
 
