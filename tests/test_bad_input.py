@@ -435,7 +435,7 @@ def test_bad_simulation_calls():
         sim.reset(-1)
     with pytest.raises(ValueError, match=r"num_threads must be in \[1, 1024\], got -2"):
         sim.set_executor("parallel", -2)
-    with pytest.raises(ValueError, match=r"actions must be a numeric array"):
+    with pytest.raises(ValueError, match=r"actions must be an integer array, got dtype object"):
         sim.step(None)
     other = seer_env.Simulation("phold", {"num_entities": 9})
     other.reset(0)
