@@ -125,6 +125,11 @@ class Simulation:
         Fresh bool[num_agents] truncations of the last step.
         """
     @property
+    def busy(self) -> bool:
+        """
+        True while a call on this Simulation runs (in another thread, or this is one of its handlers): other calls are refused meanwhile.
+        """
+    @property
     def check(self) -> bool:
         """
         Whether the expensive contract checks run.
@@ -244,6 +249,11 @@ class VectorSimulation:
     def steps(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
         Steps of instance `index` since its last reset.
+        """
+    @property
+    def busy(self) -> bool:
+        """
+        True while a call on this VectorSimulation runs.
         """
     @property
     def failed_instances(self) -> list[int]:

@@ -30,6 +30,30 @@ import numpy as np
 _NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integer, real
 
 
+def _is_numeric(value: Any) -> bool:
+    """Whether ``value`` (one agent's action, any nesting) holds only bools, integers and reals."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nested lists
+        return False
+    if array.dtype.kind in _NUMERIC_KINDS:
+        return True
+    if array.dtype.kind != "O":  # strings, bytes, complex, dates
+        return False
+    # Python ints beyond int64 stay objects: numbers (the range check rejects them).
+    return all(isinstance(v, (bool, int, float)) for v in array.ravel().tolist())
+
+
+def _rows_of(actions: Any) -> Sequence[Any]:
+    """The rows of ``actions`` as given (a list stays a list: numpy would unify its types)."""
+    if isinstance(actions, np.ndarray):
+        return actions
+    try:
+        return list(actions)
+    except TypeError:  # not iterable: a scalar, refused by the shape check already
+        return [actions]
+
+
 class ActionChecker:
     """Checks batches of actions against one agent's action space.
 
@@ -79,7 +103,7 @@ class ActionChecker:
         if given.dtype.kind not in _NUMERIC_KINDS:
             if names is not None:  # name the first live agent whose action is not a number
                 rows = range(num_rows) if live is None else np.flatnonzero(live).tolist()
-                self._require_numeric(given, names, rows)
+                self._require_numeric(_rows_of(actions), names, rows)
             raise ValueError(
                 f"actions must be a bool, integer or real array, got dtype {given.dtype}"
             )
@@ -127,7 +151,7 @@ class ActionChecker:
         if given is None or given.shape != (len(live), *self.row_shape):
             self._raise_wrong_shape(live, values)
         if given.dtype.kind not in _NUMERIC_KINDS:
-            self._require_numeric(given, live, range(len(live)))
+            self._require_numeric(values, live, range(len(live)))
             # Python numbers numpy keeps as objects (ints beyond int64): the
             # range check that follows rejects what does not fit.
             given = given.astype(np.float64)
@@ -181,13 +205,18 @@ class ActionChecker:
             row = value.astype(np.float32)  # what the runtime would have read
         raise ValueError(f"actions[{name!r}] must not be NaN, got {row.tolist()}")
 
-    def _require_numeric(self, given: np.ndarray, names: Sequence[str], rows: Any) -> None:
-        """ValueError naming the first of ``rows`` holding a value that is not a Python number."""
-        flat = given.reshape(len(given), -1)
+    def _require_numeric(self, values: Sequence[Any], names: Sequence[str], rows: Any) -> None:
+        """ValueError naming the first of ``rows`` holding a value that is not a number.
+
+        ``values`` are the rows as the caller gave them: in the array numpy
+        builds from a mix of numbers and strings every value is a string, so
+        that array cannot tell which agent sent the string.
+        """
         for i in rows:
-            row = flat[i].tolist()
-            if not all(isinstance(v, (bool, int, float)) for v in row):
-                value = row[0] if self.discrete else row
+            if not _is_numeric(values[i]):
+                value = values[i]
+                if isinstance(value, (np.ndarray, np.generic)):
+                    value = value.tolist()
                 raise ValueError(f"actions[{names[i]!r}] must be numeric, got {value!r}")
 
     def _raise_wrong_shape(self, names: list[str], values: list[Any]) -> None:

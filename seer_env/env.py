@@ -259,7 +259,16 @@ class SeerParallelEnv(ParallelEnv):
         self._stpa_report = decision.report
         self._stpa_request = None
 
+    def _require_idle(self, what: str) -> None:
+        """RuntimeError while another call on this env runs (another thread, or a handler)."""
+        if self.sim.busy:  # checked first: mid-step, the sim also reads as needing a reset
+            raise RuntimeError(
+                f"{what} called while another call on this env is in progress (in another "
+                "thread, or from one of the env's own handlers); wait for it to return"
+            )
+
     def _require_running(self) -> None:
+        self._require_idle("step()")
         if self.sim.steps == 0 and not self.agents and self._episode_seed is None:
             raise RuntimeError("step() called before reset()")
         if self.sim.needs_reset:
@@ -378,6 +387,9 @@ class SeerParallelEnv(ParallelEnv):
 
     # -- pickling -------------------------------------------------------------------------------
     def __getstate__(self) -> dict:
+        # A copy taken mid-step would have no consistent boundary to save:
+        # refuse rather than return an env without its episode.
+        self._require_idle("pickling")
         state = self.__dict__.copy()
         sim = state.pop("sim")
         del state["_dicts"]  # a C++ object: rebuilt on load

@@ -47,6 +47,8 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from seer_env.validation import validate_int, validate_real
+
 __all__ = ["PythonModel"]
 
 _PAYLOAD_BYTES = 64
@@ -294,15 +296,11 @@ class PythonModel:
         return None
 
     def _spec(self) -> dict:
-        num_entities, num_agents = int(self.num_entities), int(self.num_agents)
-        if not 1 <= num_entities < 2**32:
-            raise ValueError(f"num_entities must be in [1, 2**32), got {num_entities}")
-        if not 0 <= num_agents <= num_entities:
-            raise ValueError(f"num_agents must be in [0, num_entities], got {num_agents}")
+        # validate_int/validate_real: int(4.7) or float(True) would coerce silently.
+        num_entities = validate_int("num_entities", self.num_entities, 1, 2**32 - 1)
+        num_agents = validate_int("num_agents", self.num_agents, 0, num_entities)
         for key in ("lookahead", "dt"):
-            value = float(getattr(self, key))
-            if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{key} must be a finite number > 0, got {value}")
+            validate_real(key, getattr(self, key), 0.0, low_open=True)
         if self.observation_space is None and num_agents == 0:
             self.observation_space = spaces.Box(0, 0, (0,), np.float32)
         obs_dim, obs_low, obs_high = _box_bounds("observation_space", self.observation_space)

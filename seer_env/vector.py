@@ -90,9 +90,9 @@ class SeerVectorEnv(VectorEnv):
         self._info_keys = list(proto.sim.spec["info_keys"])
         self._actions = ActionChecker(proto.sim.spec["action"])
         self._discrete = self._actions.discrete
-        self.sim = _core.VectorSimulation(
-            proto._model, proto._model_config, self.num_instances, **proto._options
-        )
+        # Kept to rebuild the batch when unpickled (STPA's choice included).
+        self._sim_args = (proto._model, dict(proto._model_config), dict(proto._options))
+        self.sim = self._new_simulation()
         m, a = self.num_instances, self.agents_per_instance
         self._episode_seeds: list[int | None] = [None] * m
         self._cycles = np.zeros(m, dtype=np.int64)
@@ -102,6 +102,10 @@ class SeerVectorEnv(VectorEnv):
         self._pending: _Step | None = None  # the step_async() in flight
         #: Added to instance indices in error messages (set by SeerAsyncVectorEnv).
         self.instance_offset = 0
+
+    def _new_simulation(self) -> _core.VectorSimulation:
+        model, config, options = self._sim_args
+        return _core.VectorSimulation(model, config, self.num_instances, **options)
 
     # -- helpers --------------------------------------------------------------------------------
     def _rows(self, instance_mask: np.ndarray) -> np.ndarray:
@@ -274,6 +278,34 @@ class SeerVectorEnv(VectorEnv):
         done_instances = ~self._alive.reshape(self.num_instances, -1).any(axis=1)
         self._autoreset = done_instances & ~resetting | self._autoreset & ~resetting
         return obs, rewards, terms, truncs
+
+    # -- pickling -------------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """Everything but the batch, plus a save of each running instance.
+
+        An instance never reset, or waiting for its autoreset after a failure,
+        has nothing to save: it is rebuilt fresh, and autoresets as it would have.
+        """
+        if self.sim.busy:  # mid-step there is no consistent boundary to save
+            raise RuntimeError(
+                "pickling called while another call on this vector env is in progress (in "
+                "another thread); wait for it to return"
+            )
+        state = self.__dict__.copy()
+        sim = state.pop("sim")
+        state["_saved_instances"] = [
+            sim.save(i) if seed is not None and not sim.needs_reset(i) else None
+            for i, seed in enumerate(self._episode_seeds)
+        ]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        saved = state.pop("_saved_instances")
+        self.__dict__.update(state)
+        self.sim = self._new_simulation()
+        for i, blob in enumerate(saved):
+            if blob is not None:
+                self.sim.load(i, blob)
 
     def close_extras(self, **kwargs: Any) -> None:
         """Join the background thread (a ``step_async()`` in flight finishes first)."""

@@ -480,7 +480,7 @@ def test_bad_simulation_calls():
         sim.reset(-1)
     with pytest.raises(ValueError, match=r"num_threads must be in \[1, 1024\], got -2"):
         sim.set_executor("parallel", -2)
-    with pytest.raises(ValueError, match=r"actions must be a numeric array"):
+    with pytest.raises(ValueError, match=r"actions must be an integer array, got dtype object"):
         sim.step(None)
     other = seer_env.Simulation("phold", {"num_entities": 9})
     other.reset(0)
@@ -579,5 +579,5 @@ def test_concurrent_calls_refused():
         time.sleep(0.01)
     env.sim.request_interrupt()
     t.join()
-    assert errors and "already running a call in another thread" in str(errors[0])
+    assert errors and "another call on this env is in progress" in str(errors[0])
     env.reset(seed=0)

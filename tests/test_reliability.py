@@ -161,7 +161,7 @@ def other_threads_running():
         try:
             with open(f"/proc/self/task/{tid}/stat") as f:
                 state = f.read().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # the thread exited meanwhile
             continue
         if int(tid) != me and state == "R":
             running.append(int(tid))

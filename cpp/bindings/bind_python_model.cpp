@@ -109,7 +109,7 @@ void bind_python_model(py::module_& m) {
           "payload",
           [](const PyHandlerEvent& e) -> py::object {
             py::bytes raw(reinterpret_cast<const char*>(e.event.payload), kPayloadBytes);
-            const py::object& dtype = e.model->payload_dtype();
+            const py::object& dtype = e.payload_dtype;
             if (dtype.is_none()) return raw;
             return py::module_::import("numpy")
                 .attr("frombuffer")(raw, dtype, 1)

@@ -34,12 +34,13 @@ struct PySimulation {
 };
 
 void step(PySimulation& self, const py::object& actions, const py::object& alive) {
-  BusyGuard guard(self.busy);
+  BusyGuard guard(self.busy, "step");
   Simulation& sim = *self.sim;
   const ModelSpec& s = sim.spec();
   const py::array arr = action_array(s, actions, s.num_agents);
   const auto alive_arr = mask_array(alive, s.num_agents, "alive");
   const std::uint8_t* alive_ptr = alive.is_none() ? nullptr : alive_arr.data();
+  check_action_values(s, arr, s.num_agents, alive_ptr);
   const void* data = arr.data();
   SigintScope sigint(sim);
   py::gil_scoped_release release;
@@ -105,7 +106,7 @@ void bind_simulation(py::module_& m) {
       .def("reset",
            [](PySimulation& self, const py::object& seed) {
              const std::uint64_t s = to_seed(seed);
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "reset");
              SigintScope sigint(*self.sim);
              py::gil_scoped_release release;
              self.sim->reset(s);
@@ -126,7 +127,7 @@ void bind_simulation(py::module_& m) {
              if (!std::isfinite(t)) {
                throw std::invalid_argument("t must be finite, got " + std::to_string(t));
              }
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "run_until");
              SigintScope sigint(*self.sim);
              py::gil_scoped_release release;
              self.sim->run_until(t);
@@ -140,23 +141,33 @@ void bind_simulation(py::module_& m) {
            [](PySimulation& self, const std::string& executor, const py::object& num_threads) {
              const unsigned threads = to_num_threads(num_threads);
              if (self.python_model) require_serial_for_python(executor, threads);
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "set_executor");
              self.sim->set_executor(executor, threads);
            },
            py::arg("executor"), py::arg("num_threads") = 1,
            "Switch executor between steps (outputs never depend on it).")
-      .def("digest", [](PySimulation& self) { return self.sim->digest(); },
+      .def("digest",
+           [](PySimulation& self) {
+             require_idle(self.busy, "digest");
+             return self.sim->digest();
+           },
            "64-bit hash of every entity state, stream, counter and pending event.")
-      .def("save", [](PySimulation& self) { return py::bytes(self.sim->save()); },
+      .def("save",
+           [](PySimulation& self) {
+             // Guarded: a save taken while a step runs would mix two boundaries.
+             BusyGuard guard(self.busy, "save");
+             return py::bytes(self.sim->save());
+           },
            "Everything needed to continue identically, on any executor (see load).")
       .def("load",
            [](PySimulation& self, const py::bytes& blob) {
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "load");
              self.sim->load(std::string(blob));
            },
            py::arg("blob"), "Continue from a save() of the same model and config.")
       .def("observations",
            [](PySimulation& self) {
+             require_idle(self.busy, "observations");
              const ModelSpec& s = self.sim->spec();
              return copy_array(self.sim->outputs().observations,
                                {static_cast<py::ssize_t>(s.num_agents),
@@ -165,11 +176,13 @@ void bind_simulation(py::module_& m) {
            "Fresh float32[num_agents, obs_dim] observations of the last boundary.")
       .def("rewards",
            [](PySimulation& self) {
+             require_idle(self.busy, "rewards");
              return copy_array(self.sim->outputs().rewards, {static_cast<py::ssize_t>(self.sim->spec().num_agents)});
            },
            "Fresh float64[num_agents] rewards of the last step.")
       .def("terminations",
            [](PySimulation& self) {
+             require_idle(self.busy, "terminations");
              // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
              return py::array_t<bool>(
                  copy_array(self.sim->outputs().terminations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
@@ -178,6 +191,7 @@ void bind_simulation(py::module_& m) {
            "Fresh bool[num_agents] terminations of the last step.")
       .def("truncations",
            [](PySimulation& self) {
+             require_idle(self.busy, "truncations");
              // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
              return py::array_t<bool>(
                  copy_array(self.sim->outputs().truncations, {static_cast<py::ssize_t>(self.sim->spec().num_agents)})
@@ -186,6 +200,7 @@ void bind_simulation(py::module_& m) {
            "Fresh bool[num_agents] truncations of the last step.")
       .def("infos",
            [](PySimulation& self) {
+             require_idle(self.busy, "infos");
              const ModelSpec& s = self.sim->spec();
              return copy_array(self.sim->outputs().infos, {static_cast<py::ssize_t>(s.num_agents),
                                                    static_cast<py::ssize_t>(s.info_keys.size())});
@@ -193,6 +208,7 @@ void bind_simulation(py::module_& m) {
            "Fresh int64[num_agents, len(spec['info_keys'])] info counters of the last step.")
       .def("state",
            [](PySimulation& self) {
+             require_idle(self.busy, "state");
              py::array_t<float> out(static_cast<py::ssize_t>(self.sim->spec().state_dim));
              self.sim->state(out.mutable_data());
              return out;
@@ -200,6 +216,7 @@ void bind_simulation(py::module_& m) {
            "Fresh float32[state_dim] global state of the last boundary.")
       .def("entity_states",
            [](PySimulation& self) {
+             require_idle(self.busy, "entity_states");
              Model& model = self.sim->model();
              const auto n = static_cast<py::ssize_t>(self.sim->spec().num_entities);
              const auto size = static_cast<py::ssize_t>(model.entity_state_size());
@@ -213,6 +230,7 @@ void bind_simulation(py::module_& m) {
            "Copy of every entity's state bytes, uint8[num_entities, state_size].")
       .def("totals",
            [](PySimulation& self) {
+             require_idle(self.busy, "totals");
              const ModelSpec& s = self.sim->spec();
              std::vector<std::int64_t> values(s.total_keys.size(), 0);
              self.sim->model().totals(values.data());
@@ -223,6 +241,7 @@ void bind_simulation(py::module_& m) {
            "The model's env-wide counters (spec['total_keys']) as a dict of ints.")
       .def("pending_events",
            [](PySimulation& self) {
+             require_idle(self.busy, "pending_events");
              const auto events = self.sim->pending_events();
              py::dict out;
              py::array_t<double> time(events.size());
@@ -271,6 +290,10 @@ void bind_simulation(py::module_& m) {
       .def_property_readonly("pending_count",
                              [](PySimulation& self) { return self.sim->pending_count(); },
                              "Events scheduled and not yet handled.")
+      .def_property_readonly("busy",
+                             [](PySimulation& self) { return !idle_under_gil(self.busy); },
+                             "True while a call on this Simulation runs (in another thread, or "
+                             "this is one of its handlers): other calls are refused meanwhile.")
       .def_property_readonly("needs_reset",
                              [](PySimulation& self) { return self.sim->needs_reset(); },
                              "True after a failed step: only reset() or load() may follow.")

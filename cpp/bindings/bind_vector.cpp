@@ -73,7 +73,7 @@ void raise_failures(PyVectorSimulation& self, const std::vector<std::exception_p
 struct StepInputs {
   py::array actions;
   py::array_t<std::uint8_t> alive, modes;
-  py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast> seeds;
+  py::array_t<std::uint64_t> seeds;
 };
 
 StepInputs step_inputs(PyVectorSimulation& self, const py::object& actions,
@@ -81,20 +81,20 @@ StepInputs step_inputs(PyVectorSimulation& self, const py::object& actions,
                        const py::object& seeds) {
   const ModelSpec& s = self.vec->spec();
   const std::size_t m = self.vec->size();
+  const std::size_t rows = m * s.num_agents;
   StepInputs in;
-  in.actions = action_array(s, actions, m * s.num_agents);
-  in.alive = mask_array(alive, m * s.num_agents, "alive");
-  in.modes = mask_array(modes, m, "modes");
-  in.seeds = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(seeds);
-  if (in.modes.size() != static_cast<py::ssize_t>(m) || !in.seeds ||
-      in.seeds.size() != static_cast<py::ssize_t>(m)) {
-    throw std::invalid_argument("modes and seeds must have num_envs values");
+  in.actions = action_array(s, actions, rows);
+  in.alive = mask_array(alive, rows, "alive");
+  // Range-checked before narrowing: 256 or -1 must not wrap into a valid value.
+  in.modes = small_uint_array(modes, m, VectorSimulation::kSkip, "modes");
+  in.seeds = seed_array(seeds, m);
+  // Only the actions of live agents of stepping instances are read.
+  std::vector<std::uint8_t> read(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    read[r] = (alive.is_none() || in.alive.data()[r]) &&
+              in.modes.data()[r / s.num_agents] == VectorSimulation::kStep;
   }
-  for (py::ssize_t i = 0; i < in.modes.size(); ++i) {
-    if (in.modes.data()[i] > VectorSimulation::kSkip) {
-      throw std::invalid_argument("modes must be 0 (step), 1 (reset) or 2 (skip)");
-    }
-  }
+  check_action_values(s, in.actions, rows, read.data());
   return in;
 }
 
@@ -146,7 +146,7 @@ void bind_vector(py::module_& m) {
            [](PyVectorSimulation& self, const py::object& actions, const py::object& alive,
               const py::object& modes, const py::object& seeds) {
              require_no_step_in_flight(self);
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "step");
              const StepInputs in = step_inputs(self, actions, alive, modes, seeds);
              std::vector<std::exception_ptr> failures;
              {
@@ -229,6 +229,9 @@ void bind_vector(py::module_& m) {
       .def("request_interrupt",
            [](PyVectorSimulation& self) { self.vec->request_interrupt(); },
            "Stop the step running in another thread. Thread-safe.")
+      .def_property_readonly("busy",
+                             [](PyVectorSimulation& self) { return !idle_under_gil(self.busy); },
+                             "True while a call on this VectorSimulation runs.")
       .def_property_readonly("failed_instances",
                              [](PyVectorSimulation& self) { return self.failed; },
                              "Indices of the instances whose last step failed (they need a reset).")
@@ -254,6 +257,7 @@ void bind_vector(py::module_& m) {
       .def("digest",
            [](PyVectorSimulation& self, std::size_t i) {
              require_no_step_in_flight(self);
+             require_idle(self.busy, "digest");
              return self.vec->at(i).digest();
            },
            py::arg("index"), "64-bit hash of instance `index` (as Simulation.digest).")
@@ -272,13 +276,14 @@ void bind_vector(py::module_& m) {
       .def("save",
            [](PyVectorSimulation& self, std::size_t i) {
              require_no_step_in_flight(self);
+             BusyGuard guard(self.busy, "save");
              return py::bytes(self.vec->at(i).save());
            },
            py::arg("index"), "Save instance `index` (as Simulation.save).")
       .def("load",
            [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
              require_no_step_in_flight(self);
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "load");
              self.vec->at(i).load(std::string(blob));
            },
            py::arg("index"), py::arg("blob"), "Load a save() into instance `index`.")

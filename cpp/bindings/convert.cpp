@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -9,18 +11,53 @@ namespace py = pybind11;
 
 namespace seer::bindings {
 
+CallOrderError call_in_progress(const char* what) {
+  return CallOrderError(std::string(what) +
+                        "() called while another call on this env is in progress (in another "
+                        "thread, or from one of the env's own handlers); wait for it to return");
+}
+
+namespace {
+
+std::string text_of(const py::handle& value) { return py::str(py::repr(value)); }
+
+// Whether `value` is a Python or NumPy bool (an integer to Python, never a number here).
+bool is_bool(const py::handle& value) {
+  return PyBool_Check(value.ptr()) ||
+         py::isinstance(value, py::module_::import("numpy").attr("bool_"));
+}
+
+// The dtype kind of a numpy array ('b' bool, 'i'/'u' integer, 'f' real, ...).
+char kind_of(const py::array& array) { return array.dtype().kind(); }
+
+}  // namespace
+
 Config to_config(const py::dict& values) {
+  py::module_ np = py::module_::import("numpy");
+  const py::object np_integer = np.attr("integer"), np_floating = np.attr("floating");
   Config config;
   for (auto item : values) {
     const std::string key = py::str(item.first);
     py::handle v = item.second;
-    if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v) ||
-          py::hasattr(v, "__index__") || py::hasattr(v, "__float__")) ||
-        py::isinstance<py::str>(v)) {
-      throw std::invalid_argument(key + " must be a number, got " +
-                                  std::string(py::str(py::repr(v))));
+    // Only scalars that are numbers: bools, strings, arrays (even of size 1)
+    // and objects with __float__ would be coerced silently.
+    const bool integer = PyLong_Check(v.ptr()) || py::isinstance(v, np_integer);
+    const bool real = PyFloat_Check(v.ptr()) || py::isinstance(v, np_floating);
+    if (is_bool(v) || !(integer || real)) {
+      throw std::invalid_argument(key + " must be a number, got " + text_of(v));
     }
-    const double d = v.cast<double>();
+    double d = 0.0;
+    if (integer) {
+      const py::int_ as_int = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+      d = PyLong_AsDouble(as_int.ptr());
+      if (d == -1.0 && PyErr_Occurred()) {  // OverflowError: beyond a double's range
+        PyErr_Clear();
+        throw std::invalid_argument(key + " must be a number a float64 can hold, got " +
+                                    text_of(v));
+      }
+    } else {
+      d = py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
+    }
     config.set(key, d);
   }
   return config;
@@ -97,11 +134,22 @@ py::dict spec_dict(const ModelSpec& s) {
 
 
 py::array action_array(const ModelSpec& s, const py::object& actions, std::size_t rows) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(actions);
+  const char kind = kind_of(given);
+  // Discrete: integers only (a real would be truncated); Box: integers or
+  // reals. Strings, bools, complex and objects would be coerced silently.
+  const bool ok = s.action.discrete ? (kind == 'i' || kind == 'u')
+                                    : (kind == 'i' || kind == 'u' || kind == 'f');
+  if (!ok) {
+    throw std::invalid_argument(
+        std::string("actions must be an ") + (s.action.discrete ? "integer" : "integer or real") +
+        " array, got dtype " + std::string(py::str(given.dtype())));
+  }
   py::array arr;
   if (s.action.discrete) {
-    arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(actions);
+    arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(given);
   } else {
-    arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(actions);
+    arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(given);
   }
   if (!arr) throw std::invalid_argument("actions must be a numeric array");
   const std::size_t per_agent = s.action.discrete ? 1 : s.action.dim;
@@ -113,14 +161,113 @@ py::array action_array(const ModelSpec& s, const py::object& actions, std::size_
   return arr;
 }
 
+void check_action_values(const ModelSpec& s, const py::array& actions, std::size_t rows,
+                         const std::uint8_t* alive) {
+  if (s.action.discrete) {
+    const auto* v = static_cast<const std::int64_t*>(actions.data());
+    for (std::size_t i = 0; i < rows; ++i) {
+      if ((alive == nullptr || alive[i]) && (v[i] < 0 || v[i] >= s.action.n)) {
+        throw std::invalid_argument("actions[" + std::to_string(i) + "] must be in [0, " +
+                                    std::to_string(s.action.n) + "), got " + std::to_string(v[i]));
+      }
+    }
+    return;
+  }
+  const auto* v = static_cast<const float*>(actions.data());
+  const std::size_t dim = s.action.dim;
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (alive != nullptr && !alive[i]) continue;
+    for (std::size_t k = 0; k < dim; ++k) {
+      const float x = v[i * dim + k];
+      // Written so that NaN fails; infinite bounds still refuse inf.
+      if (!(x >= s.action.low && x <= s.action.high) || !std::isfinite(x)) {
+        std::ostringstream out;
+        out << "actions[" << i << "][" << k << "] must be finite and within [" << s.action.low
+            << ", " << s.action.high << "], got " << x;
+        throw std::invalid_argument(out.str());
+      }
+    }
+  }
+}
+
 py::array_t<std::uint8_t> mask_array(const py::object& mask, std::size_t rows, const char* name) {
   if (mask.is_none()) return py::array_t<std::uint8_t>(0);
-  auto arr = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(mask);
-  if (!arr || static_cast<std::size_t>(arr.size()) != rows) {
-    throw std::invalid_argument(std::string(name) + " must be a uint8/bool array of length " +
-                                std::to_string(rows));
+  const py::array given = py::module_::import("numpy").attr("asarray")(mask);
+  const char kind = kind_of(given);
+  const std::string what = std::string(name) + " must be a bool or 0/1 integer array of length " +
+                           std::to_string(rows);
+  if (kind != 'b' && kind != 'i' && kind != 'u') {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
   }
-  return arr;
+  if (static_cast<std::size_t>(given.size()) != rows || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  if (kind == 'b') {
+    return py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(given);
+  }
+  // Check before narrowing: 256 would become 0 and -1 would become 255.
+  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
+      kind == 'u' ? py::object(given.attr("astype")("uint64").attr("view")("int64")) : py::object(given));
+  py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(rows));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::int64_t v = wide.data()[i];
+    if (v != 0 && v != 1) {
+      throw std::invalid_argument(what + ", got " + std::to_string(v) + " at index " +
+                                  std::to_string(i));
+    }
+    out.mutable_data()[i] = static_cast<std::uint8_t>(v);
+  }
+  return out;
+}
+
+py::array_t<std::uint8_t> small_uint_array(const py::object& values, std::size_t m,
+                                           std::uint64_t hi, const char* name) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(values);
+  const char kind = kind_of(given);
+  const std::string what = std::string(name) + " must be an integer array of " +
+                           std::to_string(m) + " values in [0, " + std::to_string(hi) + "]";
+  if (kind != 'i' && kind != 'u') {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
+  }
+  if (static_cast<std::size_t>(given.size()) != m || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
+      kind == 'u' ? py::object(given.attr("astype")("uint64").attr("view")("int64")) : py::object(given));
+  py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(m));
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::int64_t v = wide.data()[i];
+    if (v < 0 || static_cast<std::uint64_t>(v) > hi) {
+      throw std::invalid_argument(what + ", got " + std::to_string(v) + " at index " +
+                                  std::to_string(i));
+    }
+    out.mutable_data()[i] = static_cast<std::uint8_t>(v);
+  }
+  return out;
+}
+
+py::array_t<std::uint64_t> seed_array(const py::object& values, std::size_t m) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(values);
+  const char kind = kind_of(given);
+  const std::string what =
+      "seeds must be an integer array of " + std::to_string(m) + " values in [0, 2**64)";
+  if (kind != 'i' && kind != 'u') {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
+  }
+  if (static_cast<std::size_t>(given.size()) != m || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  if (kind == 'i') {  // -1 would wrap to 2**64 - 1
+    const auto signed_values =
+        py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+    for (std::size_t i = 0; i < m; ++i) {
+      if (signed_values.data()[i] < 0) {
+        throw std::invalid_argument(what + ", got " + std::to_string(signed_values.data()[i]) +
+                                    " at index " + std::to_string(i));
+      }
+    }
+  }
+  return py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(given);
 }
 
 }  // namespace seer::bindings

@@ -146,6 +146,9 @@ void PythonModel::run_handler(Context& ctx, const py::object& hook, Args&&... ar
     PyHandlerContext* c;
     ~Unbind() { c->ctx = nullptr; }
   } unbind{ctx_};
+  // A live record, not a copy: a record kept and written later from another
+  // entity's handler is then a foreign write that check=True reports (a copy
+  // would drop the write silently and hide the bug).
   try {
     hook(ctx_obj_, state_record(ctx.self()), std::forward<Args>(args)...);
   } catch (py::error_already_set& error) {
@@ -202,7 +205,7 @@ void PythonModel::on_action(Context& ctx, const ActionView& action) {
 
 void PythonModel::on_event(Context& ctx, const Event& event) {
   py::gil_scoped_acquire gil;
-  run_handler(ctx, on_event_, py::cast(PyHandlerEvent{event, this}));
+  run_handler(ctx, on_event_, py::cast(PyHandlerEvent{event, payload_dtype_}));
 }
 
 void PythonModel::write_snapshot(EntityId e) {
@@ -226,69 +229,144 @@ void PythonModel::observe(EntityId agent, float* obs) const {
   py::gil_scoped_acquire gil;
   py::object result = call_boundary("observe", agent, observe_, agent, readonly_record(agent),
                                     snapshot_ro_);
-  auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
-  if (!arr || static_cast<std::size_t>(arr.size()) != spec_.obs_dim) {
-    throw HandlerError("observe(" + std::to_string(agent) + ") must return " +
-                           std::to_string(spec_.obs_dim) + " float32 values, got " +
-                           py::repr(result).cast<std::string>(),
-                       agent, "observe", boundary_time_);
-  }
-  std::memcpy(obs, arr.data(), spec_.obs_dim * sizeof(float));
+  copy_reals("observe", agent, result, spec_.obs_dim, obs);
 }
 
 double PythonModel::reward(EntityId agent) const {
   py::gil_scoped_acquire gil;
-  return call_boundary("reward", agent, reward_, agent, readonly_record(agent), snapshot_ro_)
-      .cast<double>();
+  py::object result =
+      call_boundary("reward", agent, reward_, agent, readonly_record(agent), snapshot_ro_);
+  if (!is_real(result)) throw bad_result("reward", agent, "a real number", result);
+  return py::float_(result).cast<double>();
 }
 
 bool PythonModel::terminated(EntityId agent) const {
   py::gil_scoped_acquire gil;
-  return call_boundary("terminated", agent, terminated_, agent, readonly_record(agent),
-                       snapshot_ro_)
-      .cast<bool>();
+  return to_flag("terminated", agent,
+                 call_boundary("terminated", agent, terminated_, agent, readonly_record(agent),
+                               snapshot_ro_));
 }
 
 bool PythonModel::truncated(EntityId agent) const {
   py::gil_scoped_acquire gil;
-  return call_boundary("truncated", agent, truncated_, agent, readonly_record(agent),
-                       snapshot_ro_)
-      .cast<bool>();
+  return to_flag("truncated", agent,
+                 call_boundary("truncated", agent, truncated_, agent, readonly_record(agent),
+                               snapshot_ro_));
 }
 
 void PythonModel::info(EntityId agent, std::int64_t* out) const {
   py::gil_scoped_acquire gil;
-  const auto values =
-      call_boundary("info", agent, info_, agent, readonly_record(agent), snapshot_ro_)
-          .cast<std::vector<std::int64_t>>();
-  if (values.size() != spec_.info_keys.size()) {
-    throw HandlerError("info(" + std::to_string(agent) + ") must return " +
-                           std::to_string(spec_.info_keys.size()) + " integers (info_keys), got " +
-                           std::to_string(values.size()),
-                       agent, "info", boundary_time_);
-  }
-  std::copy(values.begin(), values.end(), out);
+  py::object result =
+      call_boundary("info", agent, info_, agent, readonly_record(agent), snapshot_ro_);
+  copy_integers("info", agent, result, spec_.info_keys.size(), out);
 }
 
 void PythonModel::state(float* out) const {
   py::gil_scoped_acquire gil;
   py::object result = call_boundary("global_state", 0, global_state_, states_ro_, snapshot_ro_);
-  auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
-  if (!arr || static_cast<std::size_t>(arr.size()) != spec_.state_dim) {
-    throw std::invalid_argument("global_state() must return " + std::to_string(spec_.state_dim) +
-                                " float32 values");
-  }
-  std::memcpy(out, arr.data(), spec_.state_dim * sizeof(float));
+  copy_reals("global_state", 0, result, spec_.state_dim, out);
 }
 
 void PythonModel::totals(std::int64_t* out) const {
   py::gil_scoped_acquire gil;
-  const auto values = call_boundary("totals", 0, totals_, states_ro_).cast<std::vector<std::int64_t>>();
-  if (values.size() != spec_.total_keys.size()) {
-    throw std::invalid_argument("totals() must return " +
-                                std::to_string(spec_.total_keys.size()) + " integers");
+  py::object result = call_boundary("totals", 0, totals_, states_ro_);
+  copy_integers("totals", 0, result, spec_.total_keys.size(), out);
+}
+
+HandlerError PythonModel::bad_result(const char* what, EntityId agent, const std::string& expected,
+                                     const py::handle& result) const {
+  std::ostringstream out;
+  out.precision(17);
+  out << "handler failed: " << what << "(" << agent << ") must return " << expected << ", got "
+      << short_repr(result) << " (at t=" << boundary_time_ << ")";
+  return HandlerError(out.str(), agent, what, boundary_time_);
+}
+
+void PythonModel::copy_reals(const char* what, EntityId agent, const py::object& result,
+                             std::size_t n, float* out) const {
+  // Exactly n numbers, 1-D: a 2-D array of the right size, strings numpy
+  // could parse, or values a float32 cannot hold would be silent coercions.
+  const std::string expected = std::to_string(n) + " float32 values (a 1-D sequence of reals)";
+  py::module_ np = py::module_::import("numpy");
+  py::array values;
+  try {
+    values = np.attr("asarray")(result);
+  } catch (py::error_already_set&) {
+    throw bad_result(what, agent, expected, result);
   }
-  std::copy(values.begin(), values.end(), out);
+  const char kind = values.dtype().kind();
+  if ((kind != 'i' && kind != 'u' && kind != 'f') || values.ndim() != 1 ||
+      static_cast<std::size_t>(values.size()) != n) {
+    throw bad_result(what, agent, expected, result);
+  }
+  const auto reals =
+      py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(values);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = reals.data()[i];
+    const auto f = static_cast<float>(v);
+    if (std::isfinite(v) && !std::isfinite(f)) {  // beyond float32: would become inf
+      throw bad_result(what, agent, expected + " within float32 range", result);
+    }
+    out[i] = f;
+  }
+}
+
+void PythonModel::copy_integers(const char* what, EntityId agent, const py::object& result,
+                                std::size_t n, std::int64_t* out) const {
+  const std::string expected = std::to_string(n) + " integers in [-2**63, 2**63)";
+  if (py::isinstance<py::str>(result) || py::isinstance<py::bytes>(result) ||
+      !py::isinstance<py::iterable>(result)) {
+    throw bad_result(what, agent, expected, result);
+  }
+  const py::list items = py::module_::import("builtins").attr("list")(result);
+  if (items.size() != n) throw bad_result(what, agent, expected, result);
+  py::module_ np = py::module_::import("numpy");
+  for (std::size_t i = 0; i < n; ++i) {
+    py::handle v = items[i];
+    const bool integer = (PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr())) ||
+                         py::isinstance(v, np.attr("integer"));
+    if (!integer) throw bad_result(what, agent, expected, result);
+    const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow != 0) throw bad_result(what, agent, expected, result);  // 2**70
+    out[i] = x;
+  }
+}
+
+bool PythonModel::to_flag(const char* what, EntityId agent, const py::object& result) const {
+  // A bool, or an integer 0/1 (a uint8 flag field): None, 0.5, "no" or an
+  // array would be truthy/falsy silently.
+  py::module_ np = py::module_::import("numpy");
+  if (PyBool_Check(result.ptr())) return result.ptr() == Py_True;
+  if (py::isinstance(result, np.attr("bool_"))) return result.cast<bool>();
+  if (PyLong_Check(result.ptr()) || py::isinstance(result, np.attr("integer"))) {
+    const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(result.ptr()));
+    if (value.equal(py::int_(0))) return false;
+    if (value.equal(py::int_(1))) return true;
+  }
+  throw bad_result(what, agent, "a bool (or an integer 0/1)", result);
+}
+
+bool PythonModel::is_real(const py::handle& v) {
+  if (PyBool_Check(v.ptr())) return false;
+  if (PyLong_Check(v.ptr())) {  // 2**1100 is an int no double holds
+    PyLong_AsDouble(v.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    return true;
+  }
+  py::module_ np = py::module_::import("numpy");
+  return PyFloat_Check(v.ptr()) || py::isinstance(v, np.attr("integer")) ||
+         py::isinstance(v, np.attr("floating"));
+}
+
+std::string PythonModel::short_repr(const py::handle& v) {
+  std::string text = py::str(py::repr(v));
+  if (text.size() > 200) text = text.substr(0, 200) + "...";
+  return text + " (" + std::string(py::str(v.get_type().attr("__name__"))) + ")";
 }
 
 std::unique_ptr<Model> make_python_model(const py::object& impl) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "seer/errors.hpp"
 #include "seer/model.hpp"
 
 namespace seer::bindings {
@@ -36,10 +37,12 @@ struct PyHandlerRng {
   PyHandlerContext* ctx = nullptr;
 };
 
-// The `event` an on_event handler receives.
+// The `event` an on_event handler receives: a copy of the event and a
+// reference to the payload dtype, so that an event kept after its handler
+// (even after the env is gone) stays a valid, self-contained value.
 struct PyHandlerEvent {
   Event event;
-  PythonModel* model = nullptr;
+  pybind11::object payload_dtype;  // numpy dtype, or None for raw bytes
 };
 
 class PythonModel final : public Model {
@@ -86,6 +89,17 @@ class PythonModel final : public Model {
   pybind11::object call_boundary(const char* what, EntityId agent, const pybind11::object& hook,
                                  Args&&... args) const;
   pybind11::object state_record(EntityId e) const;     // writable view of states[e]
+  // Checked conversions of boundary hook results; HandlerError naming the
+  // hook, the agent and what it returned otherwise.
+  HandlerError bad_result(const char* what, EntityId agent, const std::string& expected,
+                          const pybind11::handle& result) const;
+  void copy_reals(const char* what, EntityId agent, const pybind11::object& result,
+                  std::size_t n, float* out) const;
+  void copy_integers(const char* what, EntityId agent, const pybind11::object& result,
+                     std::size_t n, std::int64_t* out) const;
+  bool to_flag(const char* what, EntityId agent, const pybind11::object& result) const;
+  static bool is_real(const pybind11::handle& value);
+  static std::string short_repr(const pybind11::handle& value);
   pybind11::object readonly_record(EntityId e) const;  // read-only view (boundary)
 
   ModelSpec spec_;

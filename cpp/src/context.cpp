@@ -25,6 +25,11 @@ std::string kind_name(const ModelSpec& spec, EventKind kind) {
 
 void Context::emit(Event& event) {
   if (event.target >= spec_->num_entities) violation(event, "target is not an entity");
+  // An undeclared kind has no name and no meaning to on_event (the specials
+  // kHandling* are not event kinds either).
+  if (event.kind >= spec_->event_kinds.size()) {
+    violation(event, "event kind is not declared in event_kinds");
+  }
   if (!std::isfinite(event.time)) violation(event, "event time is not finite");
   if (event.target == self_) {
     if (event.time < now_) violation(event, "self-event scheduled before now");

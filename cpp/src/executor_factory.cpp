@@ -25,7 +25,16 @@ void check_num_threads(unsigned num_threads) {
 
 std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_threads) {
   check_num_threads(num_threads);
-  if (name == "serial") return std::make_unique<SerialExecutor>();
+  if (name == "serial") {
+    // Refused rather than run on 1 thread: the caller asked for threads it
+    // would silently not get (and env.runtime would contradict its request).
+    if (num_threads != 1) {
+      throw std::invalid_argument(
+          "num_threads must be 1 for executor 'serial' (use 'parallel' for more threads), got " +
+          std::to_string(num_threads));
+    }
+    return std::make_unique<SerialExecutor>();
+  }
   if (name == "parallel") return std::make_unique<ParallelExecutor>(num_threads);
   if (name == "locked") return std::make_unique<LockedExecutor>(num_threads);
   if (name == "barrier") return std::make_unique<BarrierExecutor>(num_threads);

@@ -16,6 +16,26 @@ def _close(env) -> None:
         close()
 
 
+def _require_runtime(env, executor: str, num_threads: int) -> None:
+    """AssertionError unless ``env`` ran on ``executor`` with ``num_threads`` threads.
+
+    Without this check an ``env_fn`` that ignores its keywords would compare
+    serial with serial and pass without testing anything.
+    """
+    runtime = getattr(getattr(env, "unwrapped", env), "runtime", None)
+    if runtime is None:
+        raise AssertionError(
+            f"env_fn(executor={executor!r}, num_threads={num_threads}) returned "
+            f"{type(env).__name__}, which has no `runtime`: cannot tell which executor ran"
+        )
+    if (runtime.executor, runtime.num_threads) != (executor, num_threads):
+        raise AssertionError(
+            f"env_fn(executor={executor!r}, num_threads={num_threads}) ran on executor "
+            f"{runtime.executor!r} with {runtime.num_threads} threads (env.runtime): env_fn "
+            "must pass both keywords to the env, or the comparison tests nothing"
+        )
+
+
 def assert_serial_equivalent(
     env_fn: EnvFn,
     *,
@@ -35,19 +55,26 @@ def assert_serial_equivalent(
     ``state()`` and the runtime digest (every entity state and pending event)
     must match bit for bit after every step.
 
+    Each run must report the executor and thread count it was asked for in
+    ``env.runtime`` (so an ``env_fn`` that drops its keywords fails instead
+    of comparing serial with serial).
+
     Raises:
         AssertionError: naming the executor, thread count, seed, step, output
-            and agent of the first difference, with both values.
+            and agent of the first difference, with both values; or naming the
+            executor and thread count an env ran on instead of those requested.
     """
     names = [e for e in (executors or _core.executor_names()) if e != "serial"]
     for seed in seeds:
         env = env_fn(executor="serial", num_threads=1)
         reference, actions = record(env, seed, steps, policy=policy)
+        _require_runtime(env, "serial", 1)
         _close(env)
         for executor in names:
             for num_threads in threads:
                 env = env_fn(executor=executor, num_threads=num_threads)
                 frames, _ = record(env, seed, steps, actions=actions)
+                _require_runtime(env, executor, num_threads)
                 _close(env)
                 found = compare_frames(reference, frames)
                 if found:

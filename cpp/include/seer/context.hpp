@@ -47,7 +47,8 @@ class Context {
   const ModelSpec& spec() const { return *spec_; }
 
   // Schedules `kind` for `target` at `time` with a payload record.
-  // Throws ContractViolation if target is unknown, time is not finite, or
+  // Throws ContractViolation if target is unknown, kind is not declared in
+  // spec().event_kinds, time is not finite, or
   // time < now (self) / time < now + lookahead (other entities).
   template <class P>
   void schedule(EntityId target, double time, EventKind kind, const P& payload) {
