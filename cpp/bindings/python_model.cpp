@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "seer/errors.hpp"
+#include "seer/executor.hpp"
 
 namespace py = pybind11;
 
@@ -34,7 +35,7 @@ Context& PyHandlerContext::get() const {
 }
 
 void require_serial_for_python(const std::string& executor, unsigned num_threads) {
-  if (executor != "serial") {
+  if (!runs_on_calling_thread(executor)) {
     throw std::invalid_argument(
         "executor must be 'serial' for a PythonModel (its handlers hold the GIL, so they run one "
         "at a time; port the model to C++ to run it in parallel), got '" +

@@ -53,4 +53,6 @@ std::unique_ptr<BatchRunner> make_batch_runner(const std::string& name, unsigned
   return std::make_unique<SequentialBatchRunner>(name, num_threads);
 }
 
+bool runs_on_calling_thread(const std::string& name) { return name == "serial"; }
+
 }  // namespace seer

@@ -107,5 +107,8 @@ std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_th
 // The batch runner for executor `name`, with the same checks.
 std::unique_ptr<BatchRunner> make_batch_runner(const std::string& name, unsigned num_threads);
 std::vector<std::string> executor_names();
+// Whether executor `name` runs every handler on the calling thread: what a model
+// whose handlers hold a process-wide lock (Python's GIL) needs.
+bool runs_on_calling_thread(const std::string& name);
 
 }  // namespace seer
