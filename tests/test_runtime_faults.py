@@ -1,0 +1,189 @@
+"""Runtime reliability (issue 16): re-entrant Ctrl-C, thread creation failure,
+thread lifetime, hostile plugin capsules, fork during a step, bounded handlers.
+
+Each test here failed before its fix. Tests that can hang or break the
+process run in a child with a timeout.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def run_child(script, timeout=60, preexec=None):
+    """Runs `script` in a fresh interpreter; returns the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=preexec,
+    )
+
+
+# -- 1. Ctrl-C while env calls are nested (a PythonModel handler calling another env) ----------
+NESTED_SIGINT = """
+import os, signal, sys
+import numpy as np
+from gymnasium import spaces
+import seer_env
+
+inner = seer_env.Simulation("phold", {"num_entities": 16})
+
+class Nester(seer_env.PythonModel):
+    state_dtype = np.dtype([("x", "<u8")])
+    def __init__(self):
+        super().__init__()
+        self.num_entities = self.num_agents = 2
+        self.lookahead, self.dt = 0.5, 1.0
+        self.observation_space = spaces.Box(0, np.inf, (1,), np.float32)
+        self.action_space = spaces.Discrete(2)
+        self.state_space = None
+    def on_action(self, ctx, state, action):
+        if ctx.self == 0:
+            inner.reset(0)           # a nested env call: its own SIGINT scope
+            inner.run_until(1.0)
+            if action:
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C inside the outer step
+    def on_event(self, ctx, state, event):
+        pass
+    def observe(self, agent, state, snapshot):
+        return [0.0]
+    def reward(self, agent, state, snapshot):
+        return 0.0
+
+env = seer_env.SeerParallelEnv(Nester, {})
+env.reset(seed=0)
+env.step({a: 0 for a in env.agents})   # nested call, no signal
+try:
+    env.step({a: 1 for a in env.agents})
+except BaseException as e:
+    print("raised", type(e).__name__, flush=True)
+# Our C handler is gone, Python's is back; a later SIGINT is Python's again.
+assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    signal.sigtimedwait  # give Python a bytecode boundary
+    for _ in range(1000):
+        pass
+except KeyboardInterrupt:
+    print("plain KeyboardInterrupt", flush=True)
+print("done", flush=True)
+"""
+
+
+def test_sigint_during_nested_env_calls_does_not_hang():
+    try:
+        proc = run_child(NESTED_SIGINT, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("SIGINT during a nested env call hung the process")
+    assert proc.returncode == 0, proc.stderr
+    assert "raised" in proc.stdout and "KeyboardInterrupt" in proc.stdout, proc.stdout
+    assert "plain KeyboardInterrupt" in proc.stdout and "done" in proc.stdout, proc.stdout
+
+
+# -- 4. thread creation failing (out of address space) -----------------------------------------
+THREAD_START_FAILURE = """
+import os, resource, signal
+import seer_env
+from seer_env.envs import pcs_v0
+
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+
+def vm_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+
+env = pcs_v0.parallel_env(width=8, height=8, executor="parallel", num_threads=32, seed=0)
+baseline = tasks()
+# Room for a few 8 MiB thread stacks, not for 31 of them.
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (vm_bytes() + 64 * 2**20, hard))
+try:
+    env.reset(seed=0)
+except (RuntimeError, MemoryError) as e:
+    print("refused:", e, flush=True)
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set(), "signal mask left blocked"
+assert tasks() == baseline, f"{tasks() - baseline} partial workers live on"
+env.reset(seed=0)  # with room again: works (no spin on missing workers)
+env.step({a: 0 for a in env.agents})
+ref = pcs_v0.parallel_env(width=8, height=8, seed=0)
+ref.reset(seed=0)
+ref.step({a: 0 for a in ref.agents})
+assert env.sim.digest() == ref.sim.digest()
+print("recovered", flush=True)
+"""
+
+
+@pytest.mark.skipif(
+    "libasan" in __import__("os").environ.get("LD_PRELOAD", ""),
+    reason="ASan reserves terabytes of address space: RLIMIT_AS cannot apply",
+)
+def test_failed_thread_creation_is_a_clear_error_and_recoverable():
+    try:
+        proc = run_child(THREAD_START_FAILURE, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the env hung after thread creation failed")
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: could not start 31 worker threads" in proc.stdout, proc.stdout
+    assert "recovered" in proc.stdout
+
+
+# -- 14. register_plugin with a capsule whose fields are null ----------------------------------
+HOSTILE_CAPSULES = """
+import ctypes, re
+import seer_env
+
+class Abi(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("cxx11_abi", ctypes.c_int32)] + [
+        (f"size{i}", ctypes.c_uint32) for i in range(6)]
+
+class Plugin(ctypes.Structure):
+    _fields_ = [("abi", Abi), ("compiler", ctypes.c_char_p), ("make", ctypes.c_void_p),
+                ("declare", ctypes.c_void_p)]
+
+new_capsule = ctypes.pythonapi.PyCapsule_New
+new_capsule.restype = ctypes.py_object
+new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+def register(plugin):
+    capsule = new_capsule(ctypes.addressof(plugin), b"seer_env.ModelPlugin", None)
+    try:
+        seer_env.register_cpp_model("hostile", capsule)
+    except ValueError as e:
+        return str(e)
+    return "accepted"
+
+# A wrong ABI and a null compiler string: the message must not read it.
+print("A:", register(Plugin(Abi(999, 1, 1, 1, 1, 1, 1, 1), None, None, None)), flush=True)
+# This module's ABI (read from the message above), with null function pointers.
+msg = register(Plugin(Abi(999, 1, 1, 1, 1, 1, 1, 1), b"cc", None, None))
+ours = re.search(r"_core \\(abi v(\\d+), _GLIBCXX_USE_CXX11_ABI=(-?\\d+), "
+                 r"sizeof\\(.*?\\)=([\\d/]+)", msg)
+abi = Abi(int(ours[1]), int(ours[2]), *map(int, ours[3].split("/")))
+print("B:", register(Plugin(abi, b"cc", None, None)), flush=True)
+print("C:", register(Plugin(abi, None, None, None)), flush=True)
+fake = ctypes.cast(ctypes.CFUNCTYPE(ctypes.c_void_p)(lambda: None), ctypes.c_void_p).value
+print("D:", register(Plugin(abi, b"cc", fake, None)), flush=True)
+print("E:", register(Plugin(abi, b"cc", None, fake)), flush=True)
+assert "hostile" not in seer_env.model_names()
+print("done", flush=True)
+"""
+
+
+def test_register_plugin_refuses_capsules_with_null_fields():
+    proc = run_child(HOSTILE_CAPSULES, timeout=60)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)  # < 0: killed by a signal
+    out = proc.stdout
+    assert "A: plugin for model 'hostile' was built with an incompatible C++ ABI" in out, out
+    assert "compiler (null)" in out
+    for line in ("B", "C", "E"):
+        assert f"{line}: plugin for model 'hostile' has a null field (make is null)" in out, out
+    assert "D: plugin for model 'hostile' has a null field (declare is null)" in out, out
+    assert "done" in out
