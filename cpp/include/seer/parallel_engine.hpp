@@ -44,6 +44,8 @@ class ParallelEngine {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
   // Node pool of the calling thread outside a parallel region (worker 0's).
   NodePool& caller_pool();
+  // Evens out the workers' free event nodes (call between runs only).
+  void balance_node_pools();
 
  private:
   struct Worker;
