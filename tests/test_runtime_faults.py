@@ -187,3 +187,34 @@ def test_register_plugin_refuses_capsules_with_null_fields():
         assert f"{line}: plugin for model 'hostile' has a null field (make is null)" in out, out
     assert "D: plugin for model 'hostile' has a null field (declare is null)" in out, out
     assert "done" in out
+
+
+# -- 3. handlers that loop: configs that cannot make progress are refused ----------------------
+@pytest.mark.parametrize(
+    "config,match",
+    [
+        (dict(move_interval=1e-6), r"move_interval must be >= call_interval / 1e4"),
+        (dict(move_interval=1e-300), r"move_interval must be >= call_interval / 1e4"),
+        (dict(call_interval=1e-6), r"call_interval must be >= call_duration / 1e4"),
+        (dict(call_interval=1e-300), r"call_interval must be >= call_duration / 1e4"),
+    ],
+)
+def test_pcs_refuses_means_that_loop_inside_one_handler(config, match):
+    from seer_env.envs import pcs_v0
+
+    with pytest.raises(ValueError, match=match):
+        pcs_v0.parallel_env(width=2, height=2, num_threads="auto", **config)
+
+
+def test_pcs_at_the_ratio_bound_still_steps():
+    from seer_env.envs import pcs_v0
+
+    # 1e4 moves per idle period: slow, but each handler returns.
+    import time
+
+    env = pcs_v0.parallel_env(width=2, height=2, phones_per_cell=2, move_interval=0.036, seed=0)
+    started = time.monotonic()
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step({a: 0 for a in env.agents})
+    assert time.monotonic() - started < 10
