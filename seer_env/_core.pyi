@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
+__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'max_num_threads', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
 class ContractViolation(RuntimeError):
     """
     A model broke the event-locality contract. Attributes: entity, kind, time, target, event_time.
@@ -79,6 +79,10 @@ class Simulation:
     def prewake(self) -> None:
         """
         Hint that step() follows soon: wakes parked worker threads now, so the wake-up overlaps the caller's own work (a policy forward pass, action checks). Changes no result; cheap when nothing is parked.
+        """
+    def release_threads(self) -> None:
+        """
+        Join this env's worker threads now (close()); the next step starts fresh ones.
         """
     def request_interrupt(self) -> None:
         """
@@ -217,6 +221,10 @@ class VectorSimulation:
         """
         Hint that step() follows soon: wakes parked worker threads now.
         """
+    def release_threads(self) -> None:
+        """
+        Join the worker threads now (close()); the next step starts fresh ones.
+        """
     def request_interrupt(self) -> None:
         """
         Stop the step running in another thread. Thread-safe.
@@ -347,6 +355,10 @@ class HandlerEvent:
 def executor_names() -> list[str]:
     """
     Names of the available executors.
+    """
+def max_num_threads() -> int:
+    """
+    The most threads an executor may use: 8 per CPU this process may use, at least 64.
     """
 def model_names() -> list[str]:
     """

@@ -368,7 +368,11 @@ class SeerParallelEnv(ParallelEnv):
         return getattr(self, f"_render_{self.render_mode}")()
 
     def close(self) -> None:
-        """Nothing to release: the runtime's threads are shared and persistent."""
+        """Join this env's worker threads (each env owns its pool; docs/reliability.md).
+
+        The env stays usable: a later step starts fresh workers.
+        """
+        self.sim.release_threads()
 
     # -- pickling -------------------------------------------------------------------------------
     def __getstate__(self) -> dict:

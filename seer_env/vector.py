@@ -195,7 +195,8 @@ class SeerVectorEnv(VectorEnv):
         return obs, rewards, terms, truncs, self._infos()
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release: threads are joined when the batch is freed."""
+        """Join the worker threads (one pool for the batch; a later step starts fresh ones)."""
+        self.sim.release_threads()
 
 
 def make(name: str, num_envs: int, **config: Any) -> SeerVectorEnv:

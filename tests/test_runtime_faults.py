@@ -218,3 +218,106 @@ def test_pcs_at_the_ratio_bound_still_steps():
     for _ in range(3):
         env.step({a: 0 for a in env.agents})
     assert time.monotonic() - started < 10
+
+
+# -- 13. fork while another thread steps -------------------------------------------------------
+FORK_MID_STEP = """
+import os, threading, time
+from seer_env.envs import pcs_v0
+
+def make(**kw):
+    return pcs_v0.parallel_env(width=4, height=4, executor="{executor}", num_threads=2,
+                               seed=0, **kw)
+
+long = make(step_minutes=1e10, event_budget=0)
+long.reset(seed=0)
+stepper = threading.Thread(target=lambda: long.step({{a: 0 for a in long.agents}}))
+stepper.start()
+time.sleep(0.5)  # the step is in flight on the worker threads
+pid = os.fork()
+if pid == 0:
+    try:
+        # The child's env: its step never finishes here; reset() makes it usable.
+        long.reset(seed=3)
+        fresh = make(step_minutes=1e10, event_budget=0)
+        fresh.reset(seed=3)
+        assert long.sim.digest() == fresh.sim.digest()
+        short = make()
+        short.reset(seed=1)
+        short.step({{a: 1 for a in short.agents}})
+        os._exit(0)
+    except BaseException as e:
+        print("child failed:", type(e).__name__, e, flush=True)
+        os._exit(1)
+long.sim.request_interrupt()
+stepper.join()
+_, status = os.waitpid(pid, 0)
+print("child exit", os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+@pytest.mark.parametrize("executor", ["parallel", "locked", "barrier"])
+def test_a_child_forked_mid_step_can_reset_and_use_the_env(executor):
+    try:
+        proc = run_child(FORK_MID_STEP.format(executor=executor), timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the forked child (or the parent) hung")
+    assert "child exit 0" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+# -- 15. thread lifetime: no thread outlives close(); absurd counts refused --------------------
+def os_threads():
+    import os
+
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.parametrize("executor", ["parallel", "locked", "barrier"])
+def test_close_joins_the_env_threads_and_del_frees_them(executor):
+    import gc
+
+    from seer_env.envs import pcs_v0
+
+    baseline = os_threads()
+    envs = [
+        pcs_v0.parallel_env(width=4, height=4, executor=executor, num_threads=3, seed=0)
+        for _ in range(20)
+    ]
+    for env in envs:
+        env.reset(seed=0)
+        env.step({a: 0 for a in env.agents})
+    assert os_threads() >= baseline + 40  # 2 workers each
+    for env in envs:
+        env.close()
+    assert os_threads() == baseline
+    envs[0].step({a: 0 for a in envs[0].agents})  # still usable: fresh workers
+    assert os_threads() == baseline + 2
+    del env, envs
+    gc.collect()
+    assert os_threads() == baseline
+
+
+def test_vector_close_joins_its_threads():
+    import numpy as np
+
+    from seer_env import vector
+
+    baseline = os_threads()
+    venv = vector.make("pcs_v0", num_envs=3, width=4, height=4, executor="parallel", num_threads=3)
+    venv.reset(seed=0)
+    venv.step(np.zeros(venv.num_envs, np.int64))
+    assert os_threads() == baseline + 2
+    venv.close()
+    assert os_threads() == baseline
+
+
+def test_absurd_thread_counts_are_refused():
+    import seer_env
+    from seer_env.envs import pcs_v0
+
+    most = seer_env._core.max_num_threads()
+    assert most >= 64
+    with pytest.raises(ValueError, match=rf"num_threads must be \"auto\" or in \[1, {most}\]"):
+        pcs_v0.parallel_env(width=2, height=2, executor="parallel", num_threads=most + 1)
+    with pytest.raises(ValueError, match=rf"num_threads must be in \[1, {most}\]"):
+        seer_env.Simulation("phold", {"num_entities": 8}, executor="parallel", num_threads=1024)

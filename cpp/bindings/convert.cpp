@@ -3,6 +3,8 @@
 #include <pybind11/stl.h>
 
 #include <stdexcept>
+
+#include "seer/executor.hpp"
 #include <string>
 
 namespace py = pybind11;
@@ -41,7 +43,9 @@ std::uint64_t to_count(const py::object& value, const char* name, std::uint64_t 
 }
 
 unsigned to_num_threads(const py::object& value) {
-  return static_cast<unsigned>(to_count(value, "num_threads", 1, 1024));
+  const std::uint64_t n = to_count(value, "num_threads", 1, ~std::uint64_t{0} >> 1);
+  check_num_threads(n);
+  return static_cast<unsigned>(n);
 }
 
 SimulationOptions to_options(const std::string& executor, const py::object& num_threads,

@@ -146,6 +146,14 @@ void Simulation::require_ready(const char* what) const {
 
 void Simulation::reset(std::uint64_t seed) {
   needs_reset_ = true;  // until this reset completes
+  if (executor_torn_) {
+    // Its queues, barrier and lists were mid-step at a fork: build a fresh
+    // one (the old one's pool abandons the parent's threads).
+    auto fresh = make_executor(options_.executor, options_.num_threads);
+    fresh->bind(dispatcher_);
+    executor_ = std::move(fresh);
+    executor_torn_ = false;
+  }
   dispatcher_.clear_stop();
   model_->reset_states();
   dispatcher_.reseed(seed);

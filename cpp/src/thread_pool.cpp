@@ -36,6 +36,16 @@ ThreadPool::~ThreadPool() {
   stop_and_join();
 }
 
+void ThreadPool::stop() {
+  if (!shared_) return;
+  if (owner_pid_ != ::getpid()) {
+    abandon_threads();
+    return;
+  }
+  stop_and_join();
+  shared_.reset();
+}
+
 void ThreadPool::abandon_threads() {
   // The handles name threads of the parent process: joining or detaching
   // them here is undefined, so leak them, with the shared state (whose mutex

@@ -28,6 +28,8 @@ class ParallelEngine {
   // Wakes parked workers for a step that is coming soon. Same threading
   // rules as ThreadPool::prewake(); does not block.
   void prewake() { pool_.prewake(); }
+  // Joins the workers (ThreadPool::stop); the next run starts fresh ones.
+  void release_threads() { pool_.stop(); }
 
   // One step of each instance, all in one parallel region: instances[i]
   // runs windows[i], sets stats[i] and failures[i] (null where none); a

@@ -47,6 +47,7 @@ class ParallelExecutor final : public Executor {
   std::string name() const override { return "parallel"; }
   unsigned num_threads() const override { return engine_->num_threads(); }
   void prewake() override { engine_->prewake(); }
+  void release_threads() override { engine_->release_threads(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;
@@ -73,6 +74,7 @@ class ParallelBatchRunner final : public BatchRunner {
   void run_steps(const std::size_t* members, const StepWindow* windows, StepStats* stats,
                  std::exception_ptr* failures, std::size_t count) override;
   void prewake() override { engine_->prewake(); }  // one pool for the whole batch
+  void release_threads() override { engine_->release_threads(); }
 
  private:
   std::shared_ptr<ParallelEngine> engine_;

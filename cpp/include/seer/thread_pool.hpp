@@ -56,6 +56,10 @@ class ThreadPool {
   void prewake();
   static constexpr int kPrewakeSpinMicros = 2000;
 
+  // Stops and joins the workers (as the destructor does); the next run()
+  // starts fresh ones. Same threading rules as run().
+  void stop();
+
  private:
   struct Shared;
   // Starts the workers. On failure (out of threads or memory) joins those
