@@ -39,8 +39,14 @@ LIMIT = 1 << 20
 
 @pytest.mark.parametrize(
     "executor,num_threads",
-    [("serial", 1), ("parallel", 1), ("parallel", 2), ("parallel", 3), ("locked", 2),
-     ("barrier", 2)],
+    [
+        ("serial", 1),
+        ("parallel", 1),
+        ("parallel", 2),
+        ("parallel", 3),
+        ("locked", 2),
+        ("barrier", 2),
+    ],
 )
 def test_resets_keep_rss_flat(executor, num_threads):
     env = pcs_v0.parallel_env(width=16, height=16, executor=executor, num_threads=num_threads)

@@ -207,10 +207,10 @@ def test_pcs_refuses_means_that_loop_inside_one_handler(config, match):
 
 
 def test_pcs_at_the_ratio_bound_still_steps():
-    from seer_env.envs import pcs_v0
-
     # 1e4 moves per idle period: slow, but each handler returns.
     import time
+
+    from seer_env.envs import pcs_v0
 
     env = pcs_v0.parallel_env(width=2, height=2, phones_per_cell=2, move_interval=0.036, seed=0)
     started = time.monotonic()
