@@ -372,7 +372,9 @@ class SeerParallelEnv(ParallelEnv):
 
         The env stays usable: a later step starts fresh workers.
         """
-        self.sim.release_threads()
+        sim = getattr(self, "sim", None)  # None: __init__ failed before building it
+        if sim is not None:
+            sim.release_threads()
 
     # -- pickling -------------------------------------------------------------------------------
     def __getstate__(self) -> dict:

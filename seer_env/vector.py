@@ -196,7 +196,9 @@ class SeerVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         """Join the worker threads (one pool for the batch; a later step starts fresh ones)."""
-        self.sim.release_threads()
+        sim = getattr(self, "sim", None)  # None: __init__ failed before building it
+        if sim is not None:
+            sim.release_threads()
 
 
 def make(name: str, num_envs: int, **config: Any) -> SeerVectorEnv:
