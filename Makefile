@@ -12,7 +12,7 @@ ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python lint format bench bench-full baselines docs stubs clean
+.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python fuzz lint format bench bench-full baselines docs stubs clean
 
 install:
 	$(PIP) install -e ".[test,bench,docs]"
@@ -61,6 +61,16 @@ asan-python: asan-build
 	cp -r seer_env $(ASAN_BUILD)/pkg/ && cp $(ASAN_BUILD)/_core*.so $(ASAN_BUILD)/pkg/seer_env/
 	$(SANITIZER_OPTIONS) LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
 		$(PYTHON) .ci/pytest_asan.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider $(ASAN_PY_TESTS)
+
+# Hypothesis over Simulation.load blobs, configs and action arrays, under
+# ASan + UBSan (the asan build), for FUZZ_SECONDS (tools/fuzz.py).
+FUZZ_SECONDS ?= 600
+fuzz: asan-build
+	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg
+	cp -r seer_env $(ASAN_BUILD)/pkg/ && cp $(ASAN_BUILD)/_core*.so $(ASAN_BUILD)/pkg/seer_env/
+	$(SANITIZER_OPTIONS) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+		LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
+		$(PYTHON) tools/fuzz.py $(ASAN_BUILD)/pkg
 
 lint:
 	ruff check seer_env tests examples

@@ -383,7 +383,13 @@ class SeerParallelEnv(ParallelEnv):
         return getattr(self, f"_render_{self.render_mode}")()
 
     def close(self) -> None:
-        """Nothing to release: the runtime's threads are shared and persistent."""
+        """Join this env's worker threads (each env owns its pool; docs/reliability.md).
+
+        The env stays usable: a later step starts fresh workers.
+        """
+        sim = getattr(self, "sim", None)  # None: __init__ failed before building it
+        if sim is not None:
+            sim.release_threads()
 
     # -- pickling -------------------------------------------------------------------------------
     def __getstate__(self) -> dict:

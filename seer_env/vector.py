@@ -308,10 +308,12 @@ class SeerVectorEnv(VectorEnv):
                 self.sim.load(i, blob)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Join the background thread (a ``step_async()`` in flight finishes first)."""
+        """Join the background thread (a ``step_async()`` in flight finishes first) and the
+        worker threads (one pool for the batch; a later step starts fresh ones)."""
         sim = self.__dict__.get("sim")  # absent when the constructor failed
         if sim is not None:
             sim.close()
+            sim.release_threads()
         self._pending = None
 
 

@@ -339,9 +339,19 @@ PCS_CONFIG_BAD = [  # (kwargs, message)
     (dict(width=4096, height=4096, phones_per_cell=6), r"phones_per_cell \* width \* height"),
     (dict(max_cycles=0), r"max_cycles must be >= 1, got 0"),
     (dict(max_cycles=2.0), r"max_cycles must be an integer, got 2.0"),
-    (dict(num_threads=0), r'num_threads must be "auto" or in \[1, 1024\], got 0'),
-    (dict(num_threads=-1), r'num_threads must be "auto" or in \[1, 1024\], got -1'),
-    (dict(num_threads=10**6), r'num_threads must be "auto" or in \[1, 1024\], got 1000000'),
+    (
+        dict(num_threads=0),
+        r'num_threads must be "auto" or in \[1, \d+\] \(8 per usable CPU, at least 64\), got 0',
+    ),
+    (
+        dict(num_threads=-1),
+        r'num_threads must be "auto" or in \[1, \d+\] \(8 per usable CPU, at least 64\), got -1',
+    ),
+    (
+        dict(num_threads=10**6),
+        r'num_threads must be "auto" or in \[1, \d+\] \(8 per usable CPU, at least 64\), '
+        r"got 1000000",
+    ),
     (dict(num_threads="many"), r"num_threads must be \"auto\" or an integer, got 'many'"),
     (dict(num_threads=True), r'num_threads must be "auto" or an integer, got True'),
     (dict(executor="gpu"), r"executor must be None or one of .*, got 'gpu'"),
@@ -425,11 +435,15 @@ def test_memory_estimate_allows_the_defaults():
 # -- the low-level Simulation ---------------------------------------------------------------------
 SIM_BAD = [  # (kwargs for Simulation(...), error type, message)
     (dict(model="nope"), ValueError, r"model must be one of .*; got 'nope'"),
-    (dict(model="phold", num_threads=0), ValueError, r"num_threads must be in \[1, 1024\], got 0"),
+    (
+        dict(model="phold", num_threads=0),
+        ValueError,
+        r"num_threads must be in \[1, \d+\] \(8 per usable CPU, at least 64\), got 0",
+    ),
     (
         dict(model="phold", num_threads=-1),
         ValueError,
-        r"num_threads must be in \[1, 1024\], got -1",
+        r"num_threads must be in \[1, \d+\] \(8 per usable CPU, at least 64\), got -1",
     ),
     (dict(model="phold", num_threads=2.5), ValueError, r"num_threads must be an integer, got 2.5"),
     (dict(model="phold", event_budget=-1), ValueError, r"event_budget must be in \[0, .*got -1"),
@@ -478,7 +492,10 @@ def test_bad_simulation_calls():
         sim.run_until(float("nan"))
     with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64\), got -1"):
         sim.reset(-1)
-    with pytest.raises(ValueError, match=r"num_threads must be in \[1, 1024\], got -2"):
+    with pytest.raises(
+        ValueError,
+        match=r"num_threads must be in \[1, \d+\] \(8 per usable CPU, at least 64\), got -2",
+    ):
         sim.set_executor("parallel", -2)
     with pytest.raises(ValueError, match=r"actions must be an integer array, got dtype object"):
         sim.step(None)

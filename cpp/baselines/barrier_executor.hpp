@@ -26,6 +26,7 @@ class BarrierExecutor final : public Executor {
   std::string name() const override { return "barrier"; }
   unsigned num_threads() const override { return pool_.size(); }
   void prewake() override { pool_.prewake(); }
+  void release_threads() override { pool_.stop(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;

@@ -25,6 +25,7 @@ class LockedExecutor final : public Executor {
   std::string name() const override { return "locked"; }
   unsigned num_threads() const override { return pool_.size(); }
   void prewake() override { pool_.prewake(); }
+  void release_threads() override { pool_.stop(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "bindings.hpp"
 #include "seer/model_registry.hpp"
@@ -33,19 +34,30 @@ void register_plugin(const std::string& name, const py::object& capsule) {
   }
   const auto* plugin =
       static_cast<const ModelPlugin*>(PyCapsule_GetPointer(capsule.ptr(), kPluginCapsuleName));
+  // A capsule is only a pointer: check every field before following any.
+  const std::string which = "plugin for model '" + name + "'";
+  if (plugin == nullptr) throw std::invalid_argument(which + " is a null ModelPlugin pointer");
   const PluginAbi ours = plugin_abi();
   if (!(plugin->abi == ours)) {
     throw std::invalid_argument("plugin for model '" + name +
                                 "' was built with an incompatible C++ ABI: plugin (" +
-                                describe(plugin->abi) + ", compiler " + plugin->compiler +
+                                describe(plugin->abi) + ", compiler " +
+                                (plugin->compiler ? plugin->compiler : "(null)") +
                                 ") vs seer_env._core (" + describe(ours) + ", compiler " +
                                 __VERSION__ + "); rebuild it against this seer_env's headers");
+  }
+  if (plugin->make == nullptr || plugin->declare == nullptr) {
+    throw std::invalid_argument(which + " has a null field (" +
+                                (plugin->make == nullptr ? "make" : "declare") + " is null): build it with SEER_MODEL_MODULE");
   }
   // The plugin's module is never unloaded (CPython keeps extension modules), so
   // the function pointer stays valid for the life of the process.
   Model* (*make)(Config&) = plugin->make;
-  register_model(name, plugin->declare(),
-                 [make](Config& config) { return std::unique_ptr<Model>(make(config)); });
+  register_model(name, plugin->declare(), [make, name](Config& config) {
+    std::unique_ptr<Model> model(make(config));
+    if (!model) throw std::runtime_error("plugin model '" + name + "': make() returned null");
+    return model;
+  });
 }
 
 }  // namespace

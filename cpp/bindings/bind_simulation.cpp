@@ -2,12 +2,14 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "bindings.hpp"
 #include "convert.hpp"
@@ -25,13 +27,39 @@ namespace seer::bindings {
 namespace {
 
 // The Python-facing object: a Simulation plus a concurrency guard.
+struct PySimulation;
+
+// Every live PySimulation, for the fork handler. Changed and read under the
+// GIL only (the thread that forks holds it, so the child's copy is whole).
+std::unordered_set<PySimulation*>& live_simulations() {
+  static auto* live = new std::unordered_set<PySimulation*>();  // never freed: exit order
+  return *live;
+}
+
 struct PySimulation {
+  PySimulation() { live_simulations().insert(this); }
+  ~PySimulation() { live_simulations().erase(this); }
+  PySimulation(const PySimulation&) = delete;
+  PySimulation& operator=(const PySimulation&) = delete;
+
   std::unique_ptr<Simulation> sim;
   std::string model_name;
   py::dict config;
   bool python_model = false;  // a seer_env.PythonModel: serial executor only
   std::atomic<bool> busy{false};
 };
+
+// In a child forked while another thread was inside a call on an env, that
+// call never returns here: clear its busy flag and make reset() rebuild the
+// torn state. Runs in the child right after fork() (only flag stores).
+void after_fork_in_child() {
+  for (PySimulation* self : live_simulations()) {
+    if (self->busy.load(std::memory_order_relaxed) && self->sim) {
+      self->sim->forget_call_in_flight();
+      self->busy.store(false, std::memory_order_relaxed);
+    }
+  }
+}
 
 void step(PySimulation& self, const py::object& actions, const py::object& alive) {
   BusyGuard guard(self.busy, "step");
@@ -50,8 +78,12 @@ void step(PySimulation& self, const py::object& actions, const py::object& alive
 }  // namespace
 
 void bind_simulation(py::module_& m) {
+  static const bool fork_handler = pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+  (void)fork_handler;
   m.def("model_names", &model_names, "Names of the registered models.");
   m.def("executor_names", &executor_names, "Names of the available executors.");
+  m.def("max_num_threads", &max_num_threads,
+        "The most threads an executor may use: 8 per CPU this process may use, at least 64.");
 
   py::class_<PySimulation>(m, "Simulation",
                            "One instance of a registered model on an executor: the low-level "
@@ -114,6 +146,12 @@ void bind_simulation(py::module_& m) {
            py::arg("seed"), "Start an episode with this seed (0 <= seed < 2**64).")
       .def("step", &step, py::arg("actions"), py::arg("alive") = py::none(),
            "One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.")
+      .def("release_threads",
+           [](PySimulation& self) {
+             BusyGuard guard(self.busy);
+             self.sim->executor().release_threads();
+           },
+           "Join this env's worker threads now (close()); the next step starts fresh ones.")
       .def("prewake",
            [](PySimulation& self) {
              // Busy: a step is running, its workers are awake anyway.

@@ -137,6 +137,12 @@ void bind_vector(py::module_& m) {
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000,
            "num_envs (1..65536) instances of the registered model `model`; options as Simulation.")
+      .def("release_threads",
+           [](PyVectorSimulation& self) {
+             BusyGuard guard(self.busy);
+             self.vec->release_threads();
+           },
+           "Join the worker threads now (close()); the next step starts fresh ones.")
       .def("prewake",
            [](PyVectorSimulation& self) {
              if (idle_under_gil(self.busy)) self.vec->prewake();

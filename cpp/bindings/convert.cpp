@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+
+#include "seer/executor.hpp"
 #include <string>
 
 namespace py = pybind11;
@@ -78,7 +80,16 @@ std::uint64_t to_count(const py::object& value, const char* name, std::uint64_t 
 }
 
 unsigned to_num_threads(const py::object& value) {
-  return static_cast<unsigned>(to_count(value, "num_threads", 1, 1024));
+  const unsigned most = max_num_threads();
+  if (py::hasattr(value, "__index__") && !py::isinstance<py::bool_>(value)) {
+    const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+    if (v < py::int_(1) || v > py::int_(most)) {
+      throw std::invalid_argument("num_threads must be in [1, " + std::to_string(most) +
+                                  "] (8 per usable CPU, at least 64), got " +
+                                  std::string(py::str(v)));
+    }
+  }
+  return static_cast<unsigned>(to_count(value, "num_threads", 1, most));
 }
 
 SimulationOptions to_options(const std::string& executor, const py::object& num_threads,

@@ -11,6 +11,9 @@
 //
 // Installed only on Python's main thread (where Python handles signals) and
 // only when the current SIGINT handler is a function (not SIG_DFL/SIG_IGN).
+// Re-entrant: a scope opened inside another (an env call made from a
+// PythonModel handler during a step) only retargets the installed handler to
+// the inner call and restores the outer target when it closes.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -31,8 +34,11 @@ class SigintScope {
   SigintScope& operator=(const SigintScope&) = delete;
 
  private:
-  bool installed_ = false;
+  bool installed_ = false;  // the outermost scope: restores previous_
+  bool nested_ = false;     // inside another scope: restores the outer target
   struct sigaction previous_ {};
+  void (*outer_request_)(void*) = nullptr;
+  void* outer_target_ = nullptr;
 };
 
 // Remembers Python's main thread (module init).

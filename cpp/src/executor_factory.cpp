@@ -1,4 +1,8 @@
+#include <sched.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <stdexcept>
 
 #include "seer/executor.hpp"
@@ -12,16 +16,21 @@ namespace seer {
 
 std::vector<std::string> executor_names() { return {"serial", "parallel", "locked", "barrier"}; }
 
-namespace {
+unsigned max_num_threads() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int usable = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  return std::max(64u, 8u * static_cast<unsigned>(std::max(usable, 1)));
+}
 
-void check_num_threads(unsigned num_threads) {
-  if (num_threads < 1 || num_threads > 1024) {
-    throw std::invalid_argument("num_threads must be in [1, 1024], got " +
+void check_num_threads(std::uint64_t num_threads) {
+  const unsigned most = max_num_threads();
+  if (num_threads < 1 || num_threads > most) {
+    throw std::invalid_argument("num_threads must be in [1, " + std::to_string(most) +
+                                "] (8 per usable CPU, at least 64), got " +
                                 std::to_string(num_threads));
   }
 }
-
-}  // namespace
 
 std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_threads) {
   check_num_threads(num_threads);

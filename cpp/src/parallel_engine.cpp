@@ -87,6 +87,30 @@ ParallelEngine::~ParallelEngine() = default;
 
 NodePool& ParallelEngine::caller_pool() { return workers_[0].pool; }
 
+void ParallelEngine::balance_node_pools() {
+  // Workers allocate the nodes of the events they send and free those they
+  // receive (and clear() frees into the caller's pool): with uneven traffic
+  // the free nodes pile up in some pools while others keep growing. Between
+  // runs (no worker touches a pool), even them out; the slack of a block
+  // keeps balanced pools from trading nodes every run.
+  const unsigned t = pool_.size();
+  if (t == 1) return;
+  std::size_t total = 0;
+  for (unsigned w = 0; w < t; ++w) total += workers_[w].pool.free_count();
+  const std::size_t share = total / t;
+  unsigned to = 0;
+  for (unsigned from = 0; from < t; ++from) {
+    NodePool& donor = workers_[from].pool;
+    if (donor.free_count() <= share + NodePool::kBlock) continue;
+    while (donor.free_count() > share) {
+      while (to < t && workers_[to].pool.free_count() >= share) ++to;
+      if (to == t) break;
+      NodePool& taker = workers_[to].pool;
+      donor.give(taker, std::min(share - taker.free_count(), donor.free_count() - share));
+    }
+  }
+}
+
 void ParallelEngine::prepare(Batch& batch) {
   batch.offsets.assign(1, 0);
   for (std::size_t i = 0; i < batch.count; ++i) {
@@ -144,6 +168,7 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   active_ = adaptive_.next_threads();
   barrier_.set_participants(active_);
   prepare(batch);
+  balance_node_pools();
   const Clock::time_point start = Clock::now();
   if (active_ == 1) {
     worker_step(0, batch);
@@ -416,6 +441,7 @@ void ParallelEngine::end_round(Batch& batch) {
 
 void ParallelEngine::initialize(ParallelInstance& inst) {
   const std::uint64_t n = inst.num_entities, t = pool_.size();
+  balance_node_pools();  // clear() freed the instance's nodes into the caller's pool
   pool_.run([&](unsigned w) {
     Worker& me = workers_[w];
     me.inst = &inst;

@@ -1,6 +1,9 @@
 #include "seer/simulation.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
 #include <cstring>
 #include <stdexcept>
 
@@ -10,7 +13,22 @@
 namespace seer {
 namespace {
 
-constexpr char kSaveMagic[8] = {'S', 'E', 'E', 'R', 'S', 'A', 'V', '1'};
+// Format 2: magic, a 64-bit Digest of everything after it, then the payload.
+// The checksum refuses accidental corruption (bit flips, truncation) before
+// any field is read; every field is validated too (a crafted blob).
+constexpr char kSaveMagic[8] = {'S', 'E', 'E', 'R', 'S', 'A', 'V', '2'};
+constexpr char kSaveMagicPrefix[7] = {'S', 'E', 'E', 'R', 'S', 'A', 'V'};
+constexpr std::size_t kSaveHeader = sizeof(kSaveMagic) + sizeof(std::uint64_t);
+
+std::uint64_t payload_checksum(const char* data, std::size_t size) {
+  Digest d;
+  d.add(data, size);
+  return d.value();
+}
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw std::invalid_argument("saved state is corrupt or not from this model: " + why);
+}
 
 class Writer {
  public:
@@ -34,11 +52,12 @@ class Reader {
   }
   void bytes(void* p, std::size_t n) {
     if (n == 0) return;  // memcpy to a null p is undefined even for 0 bytes (UBSan)
-    if (pos_ + n > in_.size()) throw std::invalid_argument("saved state is truncated");
+    if (n > in_.size() - pos_) throw std::invalid_argument("saved state is truncated");
     std::memcpy(p, in_.data() + pos_, n);
     pos_ += n;
   }
   bool done() const { return pos_ == in_.size(); }
+  std::size_t remaining() const { return in_.size() - pos_; }
 
  private:
   const std::string& in_;
@@ -127,6 +146,14 @@ void Simulation::require_ready(const char* what) const {
 
 void Simulation::reset(std::uint64_t seed) {
   needs_reset_ = true;  // until this reset completes
+  if (executor_torn_) {
+    // Its queues, barrier and lists were mid-step at a fork: build a fresh
+    // one (the old one's pool abandons the parent's threads).
+    auto fresh = make_executor(options_.executor, options_.num_threads);
+    fresh->bind(dispatcher_);
+    executor_ = std::move(fresh);
+    executor_torn_ = false;
+  }
   dispatcher_.clear_stop();
   model_->reset_states();
   dispatcher_.reseed(seed);
@@ -266,6 +293,7 @@ std::string Simulation::save() const {
   const ModelSpec& s = spec();
   Writer w;
   w.bytes(kSaveMagic, sizeof(kSaveMagic));
+  w.value<std::uint64_t>(0);  // the checksum, filled in below
   w.value<std::uint64_t>(s.num_entities);
   w.value<std::uint64_t>(model_->entity_state_size());
   w.value<std::uint64_t>(model_->public_size());
@@ -288,41 +316,124 @@ std::string Simulation::save() const {
   write_array(w, out_.terminations, n);
   write_array(w, out_.truncations, n);
   write_array(w, out_.infos, n * s.info_keys.size());
+  const std::uint64_t sum =
+      payload_checksum(w.out.data() + kSaveHeader, w.out.size() - kSaveHeader);
+  std::memcpy(w.out.data() + sizeof(kSaveMagic), &sum, sizeof(sum));
   return w.out;
 }
 
 void Simulation::load(const std::string& blob) {
   const ModelSpec& s = spec();
-  Reader r(blob);
-  char magic[sizeof(kSaveMagic)];
-  r.bytes(magic, sizeof(magic));
-  if (std::memcmp(magic, kSaveMagic, sizeof(magic)) != 0) {
+  if (blob.size() < kSaveHeader) {
+    throw std::invalid_argument("saved state is truncated (" + std::to_string(blob.size()) +
+                                " bytes)");
+  }
+  if (std::memcmp(blob.data(), kSaveMagicPrefix,
+                                               sizeof(kSaveMagicPrefix)) != 0) {
     throw std::invalid_argument("saved state: not a seer_env save");
   }
+  if (blob[sizeof(kSaveMagicPrefix)] != kSaveMagic[sizeof(kSaveMagicPrefix)]) {
+    throw std::invalid_argument(std::string("saved state has format version '") +
+                                blob[sizeof(kSaveMagicPrefix)] + "'; this seer_env reads '" +
+                                kSaveMagic[sizeof(kSaveMagicPrefix)] +
+                                "' only: saves of older versions cannot be loaded");
+  }
+  std::uint64_t sum;
+  std::memcpy(&sum, blob.data() + sizeof(kSaveMagic), sizeof(sum));
+  if (sum != payload_checksum(blob.data() + kSaveHeader, blob.size() - kSaveHeader)) {
+    refuse("the checksum does not match (the bytes were changed or truncated)");
+  }
+  Reader r(blob);
+  std::string header(kSaveHeader, '\0');
+  r.bytes(header.data(), kSaveHeader);
   if (r.value<std::uint64_t>() != s.num_entities ||
       r.value<std::uint64_t>() != model_->entity_state_size() ||
       r.value<std::uint64_t>() != model_->public_size()) {
     throw std::invalid_argument("saved state is for a different model or configuration");
   }
-  needs_reset_ = true;
-  now_ = r.value<double>();
-  steps_ = r.value<std::uint64_t>();
-  events_total_ = r.value<std::uint64_t>();
+  // Read and check everything the runtime relies on before changing anything
+  // it cannot rebuild: a refused blob leaves the clock, RNG and queues alone.
+  const auto now = r.value<double>();
+  if (!std::isfinite(now) || now < 0.0) refuse("clock " + std::to_string(now));
+  const auto steps = r.value<std::uint64_t>();
+  const auto events_total = r.value<std::uint64_t>();
   const auto seed = r.value<std::uint64_t>();
-  dispatcher_.reseed(seed);
+  const std::size_t state_size = model_->entity_state_size();
+  const std::size_t public_size = model_->public_size();
+  const std::size_t per_entity = state_size + public_size + sizeof(std::uint64_t) +
+                                 sizeof(std::uint32_t) + sizeof(std::uint64_t);
+  if (r.remaining() / per_entity < s.num_entities) refuse("truncated entity records");
+  std::string states(s.num_entities * state_size, '\0');
+  std::string publics(s.num_entities * public_size, '\0');
+  struct Stream {
+    std::uint64_t blocks;
+    std::uint32_t used;
+    std::uint64_t next_seq;
+  };
+  std::vector<Stream> streams(s.num_entities);
   for (EntityId e = 0; e < s.num_entities; ++e) {
-    r.bytes(model_->entity_state(e), model_->entity_state_size());
-    r.bytes(model_->public_state(e), model_->public_size());
-    EntityRuntime& rt = dispatcher_.entity(e);
-    const auto blocks = r.value<std::uint64_t>();
-    const auto used = r.value<std::uint32_t>();
-    rt.rng.restore(seed, e, blocks, used);
-    rt.next_seq = r.value<std::uint64_t>();
+    r.bytes(states.data() + e * state_size, state_size);
+    r.bytes(publics.data() + e * public_size, public_size);
+    Stream& st = streams[e];
+    st.blocks = r.value<std::uint64_t>();
+    st.used = r.value<std::uint32_t>();
+    st.next_seq = r.value<std::uint64_t>();
+    // A stream draws 4 words a block: used in [0, 4]; a fresh one (no block
+    // yet) is exhausted (4).
+    if (st.used > 4 || (st.blocks == 0 && st.used != 4)) {
+      refuse("entity " + std::to_string(e) + " RNG counter (blocks " + std::to_string(st.blocks) +
+             ", used " + std::to_string(st.used) + ")");
+    }
   }
   const auto n_pending = r.value<std::uint64_t>();
-  executor_->clear();
-  for (std::uint64_t i = 0; i < n_pending; ++i) executor_->insert(r.value<Event>());
+  if (n_pending > r.remaining() / sizeof(Event)) {
+    refuse(std::to_string(n_pending) + " pending events in " + std::to_string(r.remaining()) +
+           " bytes");
+  }
+  std::vector<Event> pending(n_pending);
+  for (std::uint64_t i = 0; i < n_pending; ++i) {
+    Event& ev = pending[i];
+    r.bytes(&ev, sizeof(Event));
+    const std::string which = "pending event " + std::to_string(i) + " ";
+    if (ev.target >= s.num_entities || ev.source >= s.num_entities) {
+      refuse(which + "from entity " + std::to_string(ev.source) + " to entity " +
+             std::to_string(ev.target) + " (" + std::to_string(s.num_entities) + " entities)");
+    }
+    if (!std::isfinite(ev.time) || ev.time < now) {
+      refuse(which + "at t=" + std::to_string(ev.time) + ", before the saved clock t=" +
+             std::to_string(now));
+    }
+    if (!s.event_kinds.empty() && ev.kind >= s.event_kinds.size()) {
+      refuse(which + "of kind " + std::to_string(ev.kind));
+    }
+    if (ev.reserved != 0) refuse(which + "has nonzero reserved bytes");
+    if (i > 0 && !key_less(pending[i - 1], ev)) refuse(which + "is out of order or repeated");
+  }
   const std::size_t n = s.num_agents;
+  const std::uint64_t output_bytes =
+      5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
+      n * sizeof(*out_.rewards) + n * sizeof(*out_.terminations) +
+      n * sizeof(*out_.truncations) + n * s.info_keys.size() * sizeof(*out_.infos);
+  if (r.remaining() != output_bytes) {
+    refuse(std::to_string(r.remaining()) + " bytes of outputs, expected " +
+           std::to_string(output_bytes));
+  }
+  // Valid: commit (the outputs' sizes were checked just above, so the reads
+  // below cannot fail part-way).
+  needs_reset_ = true;
+  now_ = now;
+  steps_ = steps;
+  events_total_ = events_total;
+  dispatcher_.reseed(seed);
+  for (EntityId e = 0; e < s.num_entities; ++e) {
+    std::memcpy(model_->entity_state(e), states.data() + e * state_size, state_size);
+    std::memcpy(model_->public_state(e), publics.data() + e * public_size, public_size);
+    EntityRuntime& rt = dispatcher_.entity(e);
+    rt.rng.restore(seed, e, streams[e].blocks, streams[e].used);
+    rt.next_seq = streams[e].next_seq;
+  }
+  executor_->clear();
+  for (const Event& ev : pending) executor_->insert(ev);
   read_array(r, out_.observations, n * s.obs_dim);
   read_array(r, out_.rewards, n);
   read_array(r, out_.terminations, n);

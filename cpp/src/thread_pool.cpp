@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <stdexcept>
+#include <string>
 
 #include "seer/spin_wait.hpp"
 
@@ -31,14 +33,17 @@ ThreadPool::~ThreadPool() {
     abandon_threads();
     return;
   }
-  // seq_cst: with the notify under the mutex, a worker either sees stop in
-  // its wait predicate or is woken after this store.
-  shared_->stop.store(true, std::memory_order_seq_cst);
-  {
-    std::lock_guard<std::mutex> lock(shared_->mutex);
-    shared_->wake.notify_all();
+  stop_and_join();
+}
+
+void ThreadPool::stop() {
+  if (!shared_) return;
+  if (owner_pid_ != ::getpid()) {
+    abandon_threads();
+    return;
   }
-  for (auto& t : threads_) t.join();
+  stop_and_join();
+  shared_.reset();
 }
 
 void ThreadPool::abandon_threads() {
@@ -50,6 +55,42 @@ void ThreadPool::abandon_threads() {
   threads_.clear();
 }
 
+namespace {
+
+// Blocks the asynchronous signals for its lifetime and restores the previous
+// mask on every exit path (a failed thread creation included).
+class BlockAsyncSignals {
+ public:
+  BlockAsyncSignals() {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE}) {
+      sigaddset(&blocked, sig);
+    }
+    pthread_sigmask(SIG_BLOCK, &blocked, &previous_);
+  }
+  ~BlockAsyncSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  BlockAsyncSignals(const BlockAsyncSignals&) = delete;
+  BlockAsyncSignals& operator=(const BlockAsyncSignals&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+}  // namespace
+
+void ThreadPool::stop_and_join() {
+  // seq_cst: with the notify under the mutex, a worker either sees stop in
+  // its wait predicate or is woken after this store.
+  shared_->stop.store(true, std::memory_order_seq_cst);
+  {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->wake.notify_all();
+  }
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
 void ThreadPool::start() {
   if (shared_ && owner_pid_ != ::getpid()) {
     // A forked child: the parent's workers do not exist here.
@@ -58,18 +99,24 @@ void ThreadPool::start() {
   if (shared_) return;
   owner_pid_ = ::getpid();
   shared_ = std::make_shared<Shared>();
-  threads_.reserve(size_ - 1);
   // Workers never run asynchronous signal handlers: SIGINT and friends go to
   // a thread that can act on them (Python's). Threads inherit the creator's
   // mask, so block around the creation (no window) and restore ours.
-  sigset_t blocked, previous;
-  sigemptyset(&blocked);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE}) {
-    sigaddset(&blocked, sig);
+  BlockAsyncSignals blocked;
+  try {
+    threads_.reserve(size_ - 1);
+    for (unsigned i = 1; i < size_; ++i) threads_.emplace_back(worker_main, shared_, i);
+  } catch (const std::exception& e) {
+    // Out of threads or memory: stop the workers that did start, so the
+    // pool is as before (not started) and a later run() tries again.
+    const std::size_t started = threads_.size();
+    stop_and_join();
+    shared_.reset();
+    throw std::runtime_error("could not start " + std::to_string(size_ - 1) +
+                             " worker threads (started " + std::to_string(started) +
+                             ", then: " + e.what() +
+                             "); use fewer threads or raise the process's thread/memory limits");
   }
-  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
-  for (unsigned i = 1; i < size_; ++i) threads_.emplace_back(worker_main, shared_, i);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 void ThreadPool::run(const std::function<void(unsigned)>& fn) {

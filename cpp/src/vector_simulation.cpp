@@ -24,6 +24,7 @@ VectorSimulation::VectorSimulation(const std::string& model, const Config& confi
 }
 
 void VectorSimulation::prewake() { runner_->prewake(); }
+void VectorSimulation::release_threads() { runner_->release_threads(); }
 
 void VectorSimulation::redirect_outputs(const Outputs& batch) {
   const ModelSpec& s = spec();

@@ -95,11 +95,13 @@ event_budget=50000000, render_mode=None)``
 - ``channels``: channels per cell; 1..64, default ``10``.
 - ``phones_per_cell``: phones per cell at reset (phones_per_cell * width *
   height <= 1e8); 1..65536, default ``16``.
-- ``call_interval``: mean minutes between a phone's call attempts
-  (exponential); > 0.0, default ``360.0``.
+- ``call_interval``: mean minutes between a phone's call attempts (exponential;
+  >= call_duration / 1e4: a call's busy lines are drawn in one handler); > 0.0,
+  default ``360.0``.
 - ``call_duration``: mean minutes of a call (exponential); > 0.0, default
   ``180.0``.
-- ``move_interval``: mean minutes between a phone's moves (exponential); > 0.0,
+- ``move_interval``: mean minutes between a phone's moves (exponential; >=
+  call_interval / 1e4: an idle phone's moves are drawn in one handler); > 0.0,
   default ``4500.0``.
 - ``handoff_delay``: minutes a phone takes to arrive in another cell (the
   runtime's lookahead: larger values give the parallel executor more work per

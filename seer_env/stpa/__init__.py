@@ -69,7 +69,10 @@ _ENV_VAR = "SEER_NUM_THREADS"
 
 
 def parse_num_threads(value: Any, name: str = "num_threads") -> int | str:
-    """Return ``"auto"`` or an int in [1, 1024]; ValueError naming ``name`` otherwise."""
+    """Return ``"auto"`` or an int in [1, max_num_threads()]; ValueError naming ``name``.
+
+    ``seer_env._core.max_num_threads()``: 8 per usable CPU, at least 64.
+    """
     if isinstance(value, str):
         if value.strip().lower() == AUTO:
             return AUTO
@@ -80,8 +83,11 @@ def parse_num_threads(value: Any, name: str = "num_threads") -> int | str:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise ValueError(f'{name} must be "auto" or an integer, got {value!r}')
     value = int(value.__index__())
-    if not 1 <= value <= 1024:
-        raise ValueError(f'{name} must be "auto" or in [1, 1024], got {value}')
+    most = _core.max_num_threads()
+    if not 1 <= value <= most:
+        raise ValueError(
+            f'{name} must be "auto" or in [1, {most}] (8 per usable CPU, at least 64), got {value}'
+        )
     return value
 
 

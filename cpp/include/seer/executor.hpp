@@ -66,6 +66,9 @@ class Executor {
   // Why the last step ran on StepStats::threads threads, when the executor
   // decides that at run time (empty otherwise).
   virtual std::string thread_decision() const { return {}; }
+  // Joins the worker threads (close()); the next run starts fresh ones.
+  // Not while a step runs (same rules as run_step).
+  virtual void release_threads() {}
 };
 
 // The conservative horizon: every event with time < the result is safe
@@ -98,6 +101,8 @@ class BatchRunner {
                          std::exception_ptr* failures, std::size_t count) = 0;
   // A batch step is coming soon: wake parked worker threads (a hint).
   virtual void prewake() = 0;
+  // Joins the worker threads; the next run starts fresh ones (Executor's).
+  virtual void release_threads() = 0;
 };
 
 // Builds an executor by name ("serial", "parallel", ...); throws
@@ -110,5 +115,12 @@ std::vector<std::string> executor_names();
 // Whether executor `name` runs every handler on the calling thread: what a model
 // whose handlers hold a process-wide lock (Python's GIL) needs.
 bool runs_on_calling_thread(const std::string& name);
+
+// The most threads an executor may use: 8 per CPU this process may use
+// (sched_getaffinity), at least 64. More only spin against each other at
+// every barrier (1024 threads took 79 s for one 8x8 step): refused.
+unsigned max_num_threads();
+// std::invalid_argument naming num_threads unless it is in [1, max_num_threads()].
+void check_num_threads(std::uint64_t num_threads);
 
 }  // namespace seer

@@ -39,12 +39,21 @@ class NodePool {
     if (free_ == nullptr) grow();
     EventNode* n = free_;
     free_ = n->next;
+    --free_count_;
     return n;
   }
   // Takes n back (from any pool). Does not allocate.
   void release(EventNode* n) {
     n->next = free_;
     free_ = n;
+    ++free_count_;
+  }
+  std::size_t free_count() const { return free_count_; }
+  // Moves up to n free nodes to `to`. Nodes migrate from the pools of
+  // producers to those of consumers; without moving them back, a producer
+  // keeps allocating blocks while a consumer's free list only grows.
+  void give(NodePool& to, std::size_t n) {
+    for (; n != 0 && free_ != nullptr; --n) to.release(allocate());
   }
 
  private:
@@ -54,6 +63,7 @@ class NodePool {
     for (std::size_t i = 0; i < kBlock; ++i) release(&block[i]);
   }
   EventNode* free_ = nullptr;
+  std::size_t free_count_ = 0;
   std::vector<std::unique_ptr<EventNode[]>> blocks_;
 };
 

@@ -45,6 +45,8 @@ class ParallelEngine {
   // Wakes parked workers for a step that is coming soon. Same threading
   // rules as ThreadPool::prewake(); does not block.
   void prewake() { pool_.prewake(); }
+  // Joins the workers (ThreadPool::stop); the next run starts fresh ones.
+  void release_threads() { pool_.stop(); }
 
   // One step of each instance, all in one parallel region: instances[i]
   // runs windows[i], sets stats[i] and failures[i] (null where none); a
@@ -61,6 +63,8 @@ class ParallelEngine {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
   // Node pool of the calling thread outside a parallel region (worker 0's).
   NodePool& caller_pool();
+  // Evens out the workers' free event nodes (call between runs only).
+  void balance_node_pools();
 
  private:
   struct Worker;

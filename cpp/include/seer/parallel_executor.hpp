@@ -50,6 +50,7 @@ class ParallelExecutor final : public Executor {
   std::string thread_decision() const override { return engine_->adaptive().reason(); }
   // The engine this env runs on (tests reach the adaptive pool through it).
   ParallelEngine& engine() { return *engine_; }
+  void release_threads() override { engine_->release_threads(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void initialize() override;
@@ -76,6 +77,7 @@ class ParallelBatchRunner final : public BatchRunner {
   void run_steps(const std::size_t* members, const StepWindow* windows, StepStats* stats,
                  std::exception_ptr* failures, std::size_t count) override;
   void prewake() override { engine_->prewake(); }  // one pool for the whole batch
+  void release_threads() override { engine_->release_threads(); }
 
  private:
   std::shared_ptr<ParallelEngine> engine_;

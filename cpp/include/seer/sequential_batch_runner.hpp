@@ -38,6 +38,9 @@ class SequentialBatchRunner final : public BatchRunner {
   void prewake() override {
     for (Executor* executor : members_) executor->prewake();
   }
+  void release_threads() override {
+    for (Executor* executor : members_) executor->release_threads();
+  }
 
  private:
   std::string name_;

@@ -68,6 +68,14 @@ class Simulation {
   void request_interrupt() { dispatcher_.request_stop(); }
 
   bool needs_reset() const { return needs_reset_; }
+  // In a child forked while a call ran on another thread: the state and the
+  // executor are torn (the threads that were changing them do not exist
+  // here). Only sets flags (safe in a pthread_atfork child handler); reset()
+  // then starts from a fresh executor.
+  void forget_call_in_flight() {
+    needs_reset_ = true;
+    executor_torn_ = true;
+  }
   double now() const { return now_; }
   std::uint64_t steps() const { return steps_; }
   std::uint64_t events_processed() const { return events_total_; }
@@ -104,6 +112,7 @@ class Simulation {
   std::unique_ptr<Executor> executor_;
   bool has_reset_ = false;
   bool needs_reset_ = false;
+  bool executor_torn_ = false;  // forked mid-call: reset() replaces the executor
   double now_ = 0.0;
   std::uint64_t steps_ = 0;
   std::uint64_t events_total_ = 0;

@@ -43,7 +43,9 @@ class ThreadPool {
   // Runs fn(i) for i in [0, size()) on distinct threads (i == 0 on the
   // caller) and blocks until all have returned. `fn` must not throw (catch
   // inside). Not reentrant and not thread-safe: one caller at a time.
-  // Allocates only the first time (and after a fork).
+  // Allocates only the first time (and after a fork). Throws
+  // std::runtime_error (before running fn anywhere) if the workers cannot
+  // be started.
   void run(const std::function<void(unsigned)>& fn);
 
   // Wakes parked workers to spin for a run() that is coming soon (they spin
@@ -54,9 +56,17 @@ class ThreadPool {
   void prewake();
   static constexpr int kPrewakeSpinMicros = 2000;
 
+  // Stops and joins the workers (as the destructor does); the next run()
+  // starts fresh ones. Same threading rules as run().
+  void stop();
+
  private:
   struct Shared;
+  // Starts the workers. On failure (out of threads or memory) joins those
+  // that started, restores the signal mask and throws std::runtime_error
+  // naming the count; the pool is then as if never started.
   void start();
+  void stop_and_join();
   void abandon_threads();
   static void worker_main(std::shared_ptr<Shared> shared, unsigned index);
 

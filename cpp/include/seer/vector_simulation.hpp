@@ -41,6 +41,8 @@ class VectorSimulation {
 
   // A step is coming soon: wake parked worker threads (Executor::prewake).
   void prewake();
+  // Joins every worker thread (close()); the next step starts fresh ones.
+  void release_threads();
 
   // Points instance i's outputs at rows [i * num_agents, (i+1) * num_agents)
   // of the batch buffers.

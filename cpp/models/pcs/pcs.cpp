@@ -13,6 +13,23 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kObsDim = 10;  // own busy, guard, 4 counters, 4 neighbours' busy
 constexpr std::size_t kTimeDims = 2;  // sin and cos of the time of day (time_features)
 constexpr double kTwoPi = 6.283185307179586;
+// Two handlers draw in a loop: the moves of an idle phone before its next
+// call (call_interval / move_interval on average) and the busy lines of a
+// call (call_duration / call_interval). Validation bounds those means; the
+// cap stops a loop the clock can no longer advance (a mean below the
+// resolution of the time), so no handler runs unbounded.
+constexpr double kMaxMeanDraws = 1e4;
+constexpr std::uint64_t kMaxLoopDraws = std::uint64_t{1} << 22;
+
+void require_mean_ratio(const char* small, double small_value, const char* large,
+                        double large_value) {
+  if (large_value / small_value > kMaxMeanDraws) {
+    throw std::invalid_argument(
+        std::string(small) + " must be >= " + large + " / 1e4 (one handler draws " + large +
+        " / " + small + " times on average), got " + small + "=" + std::to_string(small_value) +
+        ", " + large + "=" + std::to_string(large_value));
+  }
+}
 
 }  // namespace
 
@@ -37,6 +54,8 @@ PcsModel::PcsModel(Config& config, PcsVersion version) {
   time_features_ = v1;
   count_cap_ = v1 ? params.real("count_cap") : 0.0;
   if (v1) traffic_ = PcsTraffic(params, width_, height_);
+  require_mean_ratio("move_interval", move_interval_, "call_interval", call_interval_);
+  require_mean_ratio("call_interval", call_interval_, "call_duration", call_duration_);
   const std::uint64_t phones = std::uint64_t{width_} * height_ * phones_per_cell_;
   if (phones > 100'000'000) {
     throw std::invalid_argument(
@@ -152,8 +171,10 @@ double PcsModel::next_move_time(Context& ctx, double t) const {
 void PcsModel::schedule_idle(Context& ctx, PcsPhone phone) {
   const EntityId self = ctx.self();
   EntityId cell = self;
+  std::uint64_t draws = 0;
   for (;;) {
     while (phone.next_move < phone.next_call) {
+      if (++draws > kMaxLoopDraws) throw_stalled("moves", phone, phone.next_move);
       cell = neighbour(cell, ctx.rng().below(4));
       phone.next_move = next_move_time(ctx, phone.next_move);
     }
@@ -164,6 +185,13 @@ void PcsModel::schedule_idle(Context& ctx, PcsPhone phone) {
     phone.next_call = earliest;
   }
   ctx.schedule(cell, phone.next_call, kNextCall, phone);
+}
+
+void PcsModel::throw_stalled(const char* what, const PcsPhone& phone, double t) {
+  throw std::runtime_error("pcs: phone " + std::to_string(phone.id) + " drew more than " +
+                           std::to_string(kMaxLoopDraws) + " " + what + " in one handler (at t=" +
+                           std::to_string(t) +
+                           "): the clock no longer resolves the configured mean intervals");
 }
 
 void PcsModel::schedule_in_call(Context& ctx, const PcsPhone& phone) {
@@ -191,7 +219,9 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
       take_channel(s, phone);
       phone.call_end = now + ctx.rng().exponential(call_duration_);
       phone.next_call = next_call_time(ctx, ctx.self(), now);
+      std::uint64_t draws = 0;
       while (phone.next_call < phone.call_end) {
+        if (++draws > kMaxLoopDraws) throw_stalled("busy lines", phone, phone.next_call);
         count(s, &PcsCounters::busy_lines);
         count(s, &PcsCounters::call_attempts);
         phone.next_call = next_call_time(ctx, ctx.self(), phone.next_call);

@@ -125,6 +125,7 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   // Walks an idle phone and sends its NEXT_CALL where it ends up.
   void schedule_idle(Context& ctx, PcsPhone phone);
   // Schedules the first of call end and next move of a phone in a call.
+  [[noreturn]] static void throw_stalled(const char* what, const PcsPhone& phone, double t);
   void schedule_in_call(Context& ctx, const PcsPhone& phone);
   // Counts one occurrence, this step and in the total.
   static void count(PcsState& s, std::uint64_t PcsCounters::*counter) {

@@ -18,11 +18,13 @@ WorkloadDecl pcs_workload() {
       int_param("phones_per_cell", 16, 1, 1 << 16,
                 "phones per cell at reset (phones_per_cell * width * height <= 1e8)"),
       capped(positive_param("call_interval", 360.0, 0.0, 1e12,
-                            "mean minutes between a phone's call attempts (exponential)")),
+                            "mean minutes between a phone's call attempts (exponential; >= "
+                            "call_duration / 1e4: a call's busy lines are drawn in one handler)")),
       capped(positive_param("call_duration", 180.0, 0.0, 1e12,
                             "mean minutes of a call (exponential)")),
       capped(positive_param("move_interval", 4500.0, 0.0, 1e12,
-                            "mean minutes between a phone's moves (exponential)")),
+                            "mean minutes between a phone's moves (exponential; >= call_interval / "
+                            "1e4: an idle phone's moves are drawn in one handler)")),
       capped(positive_param("handoff_delay", 1.0, 0.0, 1e12,
                             "minutes a phone takes to arrive in another cell (the runtime's "
                             "lookahead: larger values give the parallel executor more work per "
