@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContractViolation', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'max_num_threads', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
+__all__: list[str] = ['ContractViolation', 'DictBridge', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'handler_abi', 'max_num_threads', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
 class ContractViolation(RuntimeError):
     """
     A model broke the event-locality contract. Attributes: entity, kind, time, target, event_time.
@@ -50,7 +50,7 @@ class Simulation:
     @typing.overload
     def __init__(self, model: typing.Any, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
         """
-        A Simulation of a seer_env.PythonModel instance (serial executor only).
+        A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a compiled seer_env.NumbaModel).
         """
     def digest(self) -> int:
         """
@@ -129,6 +129,11 @@ class Simulation:
         Fresh bool[num_agents] truncations of the last step.
         """
     @property
+    def busy(self) -> bool:
+        """
+        True while a call on this Simulation runs (in another thread, or this is one of its handlers): other calls are refused meanwhile.
+        """
+    @property
     def check(self) -> bool:
         """
         Whether the expensive contract checks run.
@@ -156,7 +161,7 @@ class Simulation:
     @property
     def last_step(self) -> dict:
         """
-        What the last step did: events, cross_events, rounds, seconds.
+        What the last step did: events, cross_events, rounds, seconds, threads (it ran on; 0 before the first step), parked_waits (waits that parked a thread), thread_decision (why that many, when the executor adapts at run time).
         """
     @property
     def model(self) -> str:
@@ -201,6 +206,10 @@ class VectorSimulation:
         """
         num_envs (1..65536) instances of the registered model `model`; options as Simulation.
         """
+    def close(self) -> None:
+        """
+        Wait for a background step in flight and join the background thread.
+        """
     def digest(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
         64-bit hash of instance `index` (as Simulation.digest).
@@ -237,14 +246,32 @@ class VectorSimulation:
         """
         Step (mode 0), reset (1, with seeds[i]) or skip (2) each instance, in one call. Raises the first failure; failed_instances lists all.
         """
+    def step_async(self, actions: typing.Any, alive: typing.Any, modes: typing.Any, seeds: typing.Any) -> None:
+        """
+        step() on a background thread: returns at once (the inputs are copied); step_wait() waits for it and raises its failures. Until then the outputs and every other call are refused.
+        """
+    def step_wait(self) -> None:
+        """
+        Wait for the step_async() in flight (GIL released) and raise its first failure; failed_instances lists all.
+        """
     def steps(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
         Steps of instance `index` since its last reset.
         """
     @property
+    def busy(self) -> bool:
+        """
+        True while a call on this VectorSimulation runs.
+        """
+    @property
     def failed_instances(self) -> list[int]:
         """
         Indices of the instances whose last step failed (they need a reset).
+        """
+    @property
+    def in_flight(self) -> bool:
+        """
+        A step_async() has not been waited for.
         """
     @property
     def infos(self) -> numpy.ndarray:
@@ -285,6 +312,24 @@ class VectorSimulation:
     def truncations(self) -> numpy.ndarray:
         """
         Read-only view of the uint8 batch truncation buffer.
+        """
+class DictBridge:
+    """
+    Builds the PettingZoo dict API's per-agent objects in C++ (private).
+    """
+    def __init__(self, names: list, info_keys: list, discrete: bool, act_dim: typing.SupportsInt | typing.SupportsIndex, act_n: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex, high: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def actions(self, actions: dict, live: list) -> typing.Any:
+        """
+        (actions, alive or None) from a well-formed action dict, else None.
+        """
+    def reset_outputs(self, live: list, obs: numpy.ndarray, infos: numpy.ndarray) -> tuple:
+        """
+        (observations, infos) dicts keyed by live.
+        """
+    def step_outputs(self, live: list, obs: numpy.ndarray, rewards: numpy.ndarray, terminations: numpy.ndarray, truncations: numpy.ndarray, infos: numpy.ndarray, truncate_all: bool) -> tuple:
+        """
+        (obs, rewards, terminations, truncations, infos) dicts keyed by live, and the agents left.
         """
 class HandlerContext:
     """
@@ -355,6 +400,10 @@ class HandlerEvent:
 def executor_names() -> list[str]:
     """
     Names of the available executors.
+    """
+def handler_abi() -> dict:
+    """
+    Addresses of the compiled-handler context functions (seer/handler_abi.h), by symbol name, and the ABI version.
     """
 def max_num_threads() -> int:
     """

@@ -148,7 +148,7 @@ void bind_simulation(py::module_& m) {
            "One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.")
       .def("release_threads",
            [](PySimulation& self) {
-             BusyGuard guard(self.busy);
+             BusyGuard guard(self.busy, "release_threads");
              self.sim->executor().release_threads();
            },
            "Join this env's worker threads now (close()); the next step starts fresh ones.")

@@ -139,7 +139,8 @@ void bind_vector(py::module_& m) {
            "num_envs (1..65536) instances of the registered model `model`; options as Simulation.")
       .def("release_threads",
            [](PyVectorSimulation& self) {
-             BusyGuard guard(self.busy);
+             require_no_step_in_flight(self);
+             BusyGuard guard(self.busy, "release_threads");
              self.vec->release_threads();
            },
            "Join the worker threads now (close()); the next step starts fresh ones.")
