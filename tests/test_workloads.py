@@ -110,6 +110,7 @@ def test_env_signature_docs_and_reference_come_from_the_declaration(
     assert list(env)[: len(declared)] == list(declared)  # declared order, then runtime args
     assert {k: env[k] for k in declared} == declared
     ref = reference_defaults()
+    assert set(declared) <= set(ref), (sorted(ref), sorted(declared))
     assert {k: ref[k] for k in declared} == declared
     module = sys.modules[env_cls.__module__]
     assert workloads.arguments_doc(spec) in module.__doc__

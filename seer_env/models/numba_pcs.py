@@ -42,7 +42,7 @@ STATE = np.dtype(
     [
         ("channel_mask", "<u8"),  # bit c set: channel c is in use
         ("guard", "<u4"),  # guard channels in effect this step
-        ("pad", "<u4"),
+        ("clock", "<u4"),  # pcs_v1's step counter; always 0 in this (v0) port
         ("step", COUNTERS),  # cleared at each step start
         ("total", COUNTERS),  # since reset
     ]
