@@ -31,7 +31,7 @@ def test_more_threads_than_cpus_warns_at_the_callers_line(two_cpus):
         dict(num_threads=2),
         dict(num_threads=1),
         dict(num_threads="auto"),
-        dict(num_threads=8, executor="serial"),
+        dict(num_threads=1, executor="serial"),  # serial with more threads is refused
     ],
 )
 def test_no_warning_within_the_cpus_or_without_threads(two_cpus, kwargs):
