@@ -1,7 +1,8 @@
 // AdaptivePool: the decision rule on its own, then in the engine.
 //
 //  1. Rule: clean steps keep every thread; kStallSteps stalled steps in a
-//     row halve the count (down to one); a probe (twice the threads) comes
+//     row halve the count (down to one), one severely stalled step (half
+//     the team's time waiting, 2+ parked waits) at once; a probe (twice the threads) comes
 //     after kFirstProbeInterval steps; a stalled probe doubles the interval
 //     (capped), a clean one restores the count; short waits (no park) or a
 //     small waiting share never count as a stall; disabling restores all.
@@ -10,7 +11,9 @@
 //     env sheds to one thread within a few steps, says why, and after the
 //     hook is removed a probe runs on two threads (and restores them unless
 //     the machine itself stalls it); the digest after every step equals the
-//     serial executor's throughout.
+//     serial executor's throughout. Shed to one thread, the env runs the
+//     serial executor's loop (one pass, "serial loop" in the decision), and
+//     back on two it runs in rounds again.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -45,9 +48,17 @@ seer::StepTiming stalled_step(unsigned threads) {
   seer::StepTiming t;
   t.threads = threads;
   t.wall_nanos = 1000000;
-  t.wait_nanos = 600000ull * threads;  // 60% of the team's time
+  t.wait_nanos = 400000ull * threads;  // 40% of the team's time: stalled, not severely
   t.parked_waits = 3;
   t.rounds = 10;
+  return t;
+}
+
+// Waited 60% of the team's time over 3 parked waits: half the threads would
+// have been as fast.
+seer::StepTiming severe_step(unsigned threads) {
+  seer::StepTiming t = stalled_step(threads);
+  t.wait_nanos = 600000ull * threads;
   return t;
 }
 
@@ -90,6 +101,26 @@ void test_rule() {
   expect(pool.reason().find("stalled") != std::string::npos, "reason says stalled: " + pool.reason());
   for (unsigned i = 0; i < AdaptivePool::kStallSteps; ++i) pool.record(stalled_step(2));
   expect(pool.next_threads() == 1 && pool.threads() == 1, "down to one thread");
+
+  // A severe stall sheds at once; the same share with a single parked wait
+  // (one late wake-up) is an ordinary stall.
+  {
+    AdaptivePool fresh(4);
+    seer::StepTiming one_park = severe_step(4);
+    one_park.parked_waits = 1;
+    expect(AdaptivePool::stalled(one_park) && !AdaptivePool::severely_stalled(one_park) &&
+               AdaptivePool::severely_stalled(severe_step(2)) &&
+               !AdaptivePool::severely_stalled(stalled_step(2)),
+           "severely_stalled()");
+    fresh.record(one_park);
+    expect(fresh.next_threads() == 4, "one late wake-up does not shed at once");
+    fresh.record(severe_step(4));
+    expect(fresh.next_threads() == 2 && fresh.reductions() == 1, "a severe stall halves at once");
+    expect(fresh.reason().find("half the step waiting") != std::string::npos,
+           "reason says why: " + fresh.reason());
+    fresh.record(severe_step(2));
+    expect(fresh.next_threads() == 1, "and again, down to one");
+  }
 
   // Probes: after kFirstProbeInterval steps on one thread, one step on two.
   unsigned interval = AdaptivePool::kFirstProbeInterval;
@@ -150,6 +181,12 @@ void test_engine() {
     shed = parallel->last_step().threads == 1;
   }
   expect(shed, "a stalled worker did not make the env shed threads");
+  auto& executor = dynamic_cast<seer::ParallelExecutor&>(parallel->executor());
+  // One thread runs the serial executor's loop: one pass, no rounds.
+  expect(executor.uses_serial_loop(), "a step on one thread runs the serial loop");
+  expect(parallel->last_step().rounds == 1, "the serial loop is one pass");
+  expect(executor.thread_decision().find("serial loop") != std::string::npos,
+         "decision names the serial loop: " + executor.thread_decision());
   expect(parallel->executor().thread_decision().find("stalled") != std::string::npos,
          "decision names the stall: " + parallel->executor().thread_decision());
   std::printf("  shed to 1 thread after %d steps: %s\n", step,
@@ -171,6 +208,13 @@ void test_engine() {
     }
   }
   expect(probed, "no probe on two threads after the stall ended");
+  if (back) {
+    one_step();  // restored: this step runs in rounds on the per-entity queues
+    expect(!executor.uses_serial_loop() && parallel->last_step().threads == 2,
+           "restored steps run in rounds, not the serial loop");
+    expect(executor.thread_decision().find("serial loop") == std::string::npos,
+           "a restored pool no longer reports the serial loop: " + executor.thread_decision());
+  }
   std::printf("  after the stall: %s at step %d: %s\n", back ? "back to 2 threads" : "still 1",
               step, parallel->executor().thread_decision().c_str());
   for (int i = 0; i < 5; ++i) one_step();
