@@ -14,6 +14,9 @@
 //     serial executor's throughout. Shed to one thread, the env runs the
 //     serial executor's loop (one pass, "serial loop" in the decision), and
 //     back on two it runs in rounds again.
+//  3. The same on a vector env (one shared engine, ParallelBatchRunner): every
+//     instance runs its serial loop once shed, each equal to a serial env.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "builtin_models.hpp"
 #include "seer/adaptive_pool.hpp"
@@ -31,6 +35,7 @@
 #include "seer/parallel_engine.hpp"
 #include "seer/parallel_executor.hpp"
 #include "seer/simulation.hpp"
+#include "seer/vector_simulation.hpp"
 
 namespace {
 
@@ -220,12 +225,73 @@ void test_engine() {
   for (int i = 0; i < 5; ++i) one_step();
 }
 
+// A vector env on one shared engine: shed to one thread, every instance runs
+// its own serial loop in turn (ParallelBatchRunner), with each instance's
+// digest equal to a serial env's after every step; after the stall a probe
+// runs the batch in rounds again.
+void test_vector() {
+  const std::map<std::string, double> config = {
+      {"num_entities", 48}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
+  constexpr std::size_t kEnvs = 3;
+  seer::SimulationOptions parallel;
+  parallel.executor = "parallel";
+  parallel.num_threads = 2;
+  seer::VectorSimulation vec("phold", seer::Config(config), kEnvs, parallel);
+  std::vector<std::unique_ptr<seer::Simulation>> refs;
+  std::vector<std::uint8_t> modes(kEnvs, seer::VectorSimulation::kReset);
+  std::vector<std::uint64_t> seeds = {5, 6, 7};
+  for (std::size_t i = 0; i < kEnvs; ++i) {
+    seer::SimulationOptions serial;
+    refs.push_back(std::make_unique<seer::Simulation>(
+        seer::make_model("phold", seer::Config(config)), serial));
+    refs[i]->reset(seeds[i]);
+  }
+  vec.step(nullptr, nullptr, modes.data(), seeds.data());
+  std::fill(modes.begin(), modes.end(), seer::VectorSimulation::kStep);
+  auto& engine = dynamic_cast<seer::ParallelExecutor&>(vec.at(0).executor()).engine();
+  int step = 0;
+  bool serial_loop = false, rounds_again = false;
+  auto one_step = [&] {
+    for (auto& r : refs) r->step(nullptr, nullptr);
+    for (const auto& error : vec.step(nullptr, nullptr, modes.data(), seeds.data())) {
+      if (error) fail("vector step failed at step " + std::to_string(step));
+    }
+    ++step;
+    for (std::size_t i = 0; i < kEnvs; ++i) {
+      if (vec.at(i).digest() != refs[i]->digest()) {
+        fail("instance " + std::to_string(i) + " differs from serial after step " +
+             std::to_string(step));
+      }
+    }
+  };
+  engine.set_stall_for_testing(1, std::chrono::microseconds(3000));
+  for (int i = 0; i < 20 && !serial_loop; ++i) {
+    one_step();
+    serial_loop = vec.at(0).last_step().threads == 1;
+  }
+  expect(serial_loop, "a stalled vector env did not shed to one thread");
+  for (std::size_t i = 0; i < kEnvs; ++i) {
+    auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
+    expect(executor.uses_serial_loop() && vec.at(i).last_step().rounds == 1,
+           "every instance runs its serial loop on one thread");
+  }
+  engine.set_stall_for_testing(0, std::chrono::microseconds(0));
+  for (int i = 0; i < 40 && !rounds_again; ++i) {
+    one_step();
+    rounds_again = vec.at(0).last_step().threads == 2;
+  }
+  expect(rounds_again, "no probe in rounds after the stall ended");
+  for (int i = 0; i < 5; ++i) one_step();
+  std::printf("  vector env: serial loops after shedding, rounds on the probe; %d steps\n", step);
+}
+
 }  // namespace
 
 int main() {
   seer::register_builtin_models();
   test_rule();
   test_engine();
+  test_vector();
   if (failures != 0) return EXIT_FAILURE;
   std::printf("adaptive pool: all cases passed\n");
   return EXIT_SUCCESS;
