@@ -32,6 +32,14 @@ bool AdaptivePool::stalled(const StepTiming& step) {
          kStallShare * static_cast<double>(step.wall_nanos) * static_cast<double>(step.threads);
 }
 
+bool AdaptivePool::severely_stalled(const StepTiming& step) {
+  if (step.threads < 2 || step.parked_waits < kSevereParkedWaits || step.wall_nanos == 0) {
+    return false;
+  }
+  return static_cast<double>(step.wait_nanos) >=
+         kSevereShare * static_cast<double>(step.wall_nanos) * static_cast<double>(step.threads);
+}
+
 unsigned AdaptivePool::next_threads() const {
   if (!enabled_ || current_ == max_) return current_;
   // A probe: one step on twice the threads.
@@ -70,13 +78,15 @@ void AdaptivePool::record(const StepTiming& step) {
     stalled_in_a_row_ = 0;
     return;
   }
-  if (++stalled_in_a_row_ < kStallSteps || current_ == 1) return;
+  const bool severe = severely_stalled(step);
+  if ((++stalled_in_a_row_ < kStallSteps && !severe) || current_ == 1) return;
   current_ = std::max(1u, current_ / 2);
   ++reductions_;
   stalled_in_a_row_ = 0;
   steps_since_probe_ = 0;
   probe_interval_ = kFirstProbeInterval;
-  reason_ = describe("rounds stalled", step, current_);
+  reason_ = describe(severe ? "rounds stalled (half the step waiting)" : "rounds stalled", step,
+                     current_);
 }
 
 }  // namespace seer

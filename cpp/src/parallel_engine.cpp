@@ -205,6 +205,16 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   }
 }
 
+void ParallelEngine::record_serial_step(std::uint64_t wall_nanos) {
+  StepTiming timing;
+  timing.threads = 1;
+  timing.wall_nanos = wall_nanos;
+  timing.rounds = 1;
+  active_ = 1;
+  adaptive_.record(timing);
+  last_timing_ = timing;
+}
+
 void ParallelEngine::maybe_stall(unsigned w) {
   if (stall_delay_.count() != 0 && w == stall_worker_) std::this_thread::sleep_for(stall_delay_);
 }

@@ -1,6 +1,17 @@
 #include "seer/parallel_executor.hpp"
 
+#include <chrono>
+
 namespace seer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+std::uint64_t nanos_since(Clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+}  // namespace
 
 ParallelExecutor::ParallelExecutor(unsigned num_threads)
     : ParallelExecutor(std::make_shared<ParallelEngine>(num_threads)) {}
@@ -10,9 +21,43 @@ ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
 
 ParallelExecutor::~ParallelExecutor() = default;
 
-void ParallelExecutor::bind(Dispatcher& dispatcher) { instance_.bind(dispatcher); }
+void ParallelExecutor::bind(Dispatcher& dispatcher) {
+  instance_.bind(dispatcher);
+  serial_.bind(dispatcher);
+  // Nothing is pending yet: start in the layout the next step will use.
+  serial_layout_ = engine_->next_threads() == 1;
+}
+
+std::string ParallelExecutor::thread_decision() const {
+  if (engine_->num_threads() == 1) return "1 thread: serial loop";
+  if (!ran_serial_loop_) return engine_->adaptive().reason();
+  return engine_->adaptive().reason() + " (1 thread: serial loop)";
+}
+
+void ParallelExecutor::set_serial_layout(bool serial) {
+  if (serial == serial_layout_) return;
+  moving_.clear();
+  if (serial) {
+    for (EntityId e = 0; e < instance_.num_entities; ++e) {
+      instance_.queues[e].for_each([this](const Event& ev) { moving_.push_back(ev); });
+      instance_.queues[e].clear(engine_->caller_pool());
+      instance_.update_scan_top(e);
+    }
+    for (const Event& ev : moving_) serial_.insert(ev);
+  } else {
+    serial_.collect_pending(moving_);
+    serial_.clear();
+    for (const Event& ev : moving_) instance_.queues[ev.target].push_local(ev);
+    for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
+  }
+  serial_layout_ = serial;
+}
 
 void ParallelExecutor::insert(const Event& event) {
+  if (serial_layout_) {
+    serial_.insert(event);
+    return;
+  }
   instance_.queues[event.target].push_local(event);
   instance_.update_scan_top(event.target);
 }
@@ -22,20 +67,31 @@ void ParallelExecutor::clear() {
     instance_.queues[e].clear(engine_->caller_pool());
     instance_.update_scan_top(e);
   }
+  serial_.clear();
+  serial_layout_ = engine_->next_threads() == 1;
 }
 
 void ParallelExecutor::initialize() {
+  if (serial_layout_) {
+    serial_.initialize();
+    return;
+  }
   engine_->initialize(instance_);
   for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
 }
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
+  if (serial_layout_) {
+    serial_.collect_pending(out);
+    return;
+  }
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
     instance_.queues[e].for_each([&out](const Event& ev) { out.push_back(ev); });
   }
 }
 
 std::size_t ParallelExecutor::pending_count() const {
+  if (serial_layout_) return serial_.pending_count();
   std::size_t n = 0;
   for (EntityId e = 0; e < instance_.num_entities; ++e) n += instance_.queues[e].size();
   return n;
@@ -45,7 +101,33 @@ void ParallelExecutor::parallel_for(std::size_t n, const std::function<void(std:
   engine_->parallel_for(n, fn);
 }
 
+void ParallelExecutor::use_queues() {
+  set_serial_layout(false);
+  ran_serial_loop_ = false;
+}
+
+void ParallelExecutor::run_serial_step(const StepWindow& window, StepStats& stats) {
+  set_serial_layout(true);
+  ran_serial_loop_ = true;
+  stats.threads = 1;
+  serial_.run_step(window, stats);
+}
+
 void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
+  if (engine_->next_threads() == 1) {
+    // One thread: nothing to gain from rounds; the serial loop is faster.
+    const Clock::time_point start = Clock::now();
+    std::exception_ptr failure;
+    try {
+      run_serial_step(window, stats);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    engine_->record_serial_step(nanos_since(start));
+    if (failure) std::rethrow_exception(failure);
+    return;
+  }
+  use_queues();
   ParallelInstance* self = &instance_;
   std::exception_ptr failure;
   engine_->run_steps(&self, &window, &stats, &failure, 1);
@@ -57,15 +139,35 @@ ParallelBatchRunner::ParallelBatchRunner(unsigned num_threads)
 
 std::unique_ptr<Executor> ParallelBatchRunner::add_instance() {
   auto executor = std::make_unique<ParallelExecutor>(engine_);
-  members_.push_back(&executor->instance());
+  members_.push_back(executor.get());
   return executor;
 }
 
 void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow* windows,
                                     StepStats* stats, std::exception_ptr* failures,
                                     std::size_t count) {
+  if (engine_->next_threads() == 1) {
+    // One thread: each instance's serial loop in turn, on the caller.
+    const Clock::time_point start = Clock::now();
+    for (std::size_t k = 0; k < count; ++k) {
+      ParallelExecutor& member = *members_.at(members[k]);
+      stats[k] = StepStats{};
+      failures[k] = nullptr;
+      try {
+        member.run_serial_step(windows[k], stats[k]);
+      } catch (...) {
+        failures[k] = std::current_exception();
+      }
+    }
+    engine_->record_serial_step(nanos_since(start));
+    return;
+  }
   batch_.clear();
-  for (std::size_t k = 0; k < count; ++k) batch_.push_back(members_.at(members[k]));
+  for (std::size_t k = 0; k < count; ++k) {
+    ParallelExecutor& member = *members_.at(members[k]);
+    member.use_queues();
+    batch_.push_back(&member.instance());
+  }
   engine_->run_steps(batch_.data(), windows, stats, failures, count);
 }
 

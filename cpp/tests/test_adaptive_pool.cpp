@@ -1,7 +1,8 @@
 // AdaptivePool: the decision rule on its own, then in the engine.
 //
 //  1. Rule: clean steps keep every thread; kStallSteps stalled steps in a
-//     row halve the count (down to one); a probe (twice the threads) comes
+//     row halve the count (down to one), one severely stalled step (half
+//     the team's time waiting, 2+ parked waits) at once; a probe (twice the threads) comes
 //     after kFirstProbeInterval steps; a stalled probe doubles the interval
 //     (capped), a clean one restores the count; short waits (no park) or a
 //     small waiting share never count as a stall; disabling restores all.
@@ -10,7 +11,12 @@
 //     env sheds to one thread within a few steps, says why, and after the
 //     hook is removed a probe runs on two threads (and restores them unless
 //     the machine itself stalls it); the digest after every step equals the
-//     serial executor's throughout.
+//     serial executor's throughout. Shed to one thread, the env runs the
+//     serial executor's loop (one pass, "serial loop" in the decision), and
+//     back on two it runs in rounds again.
+//  3. The same on a vector env (one shared engine, ParallelBatchRunner): every
+//     instance runs its serial loop once shed, each equal to a serial env.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "builtin_models.hpp"
 #include "seer/adaptive_pool.hpp"
@@ -28,6 +35,7 @@
 #include "seer/parallel_engine.hpp"
 #include "seer/parallel_executor.hpp"
 #include "seer/simulation.hpp"
+#include "seer/vector_simulation.hpp"
 
 namespace {
 
@@ -45,9 +53,17 @@ seer::StepTiming stalled_step(unsigned threads) {
   seer::StepTiming t;
   t.threads = threads;
   t.wall_nanos = 1000000;
-  t.wait_nanos = 600000ull * threads;  // 60% of the team's time
+  t.wait_nanos = 400000ull * threads;  // 40% of the team's time: stalled, not severely
   t.parked_waits = 3;
   t.rounds = 10;
+  return t;
+}
+
+// Waited 60% of the team's time over 3 parked waits: half the threads would
+// have been as fast.
+seer::StepTiming severe_step(unsigned threads) {
+  seer::StepTiming t = stalled_step(threads);
+  t.wait_nanos = 600000ull * threads;
   return t;
 }
 
@@ -90,6 +106,26 @@ void test_rule() {
   expect(pool.reason().find("stalled") != std::string::npos, "reason says stalled: " + pool.reason());
   for (unsigned i = 0; i < AdaptivePool::kStallSteps; ++i) pool.record(stalled_step(2));
   expect(pool.next_threads() == 1 && pool.threads() == 1, "down to one thread");
+
+  // A severe stall sheds at once; the same share with a single parked wait
+  // (one late wake-up) is an ordinary stall.
+  {
+    AdaptivePool fresh(4);
+    seer::StepTiming one_park = severe_step(4);
+    one_park.parked_waits = 1;
+    expect(AdaptivePool::stalled(one_park) && !AdaptivePool::severely_stalled(one_park) &&
+               AdaptivePool::severely_stalled(severe_step(2)) &&
+               !AdaptivePool::severely_stalled(stalled_step(2)),
+           "severely_stalled()");
+    fresh.record(one_park);
+    expect(fresh.next_threads() == 4, "one late wake-up does not shed at once");
+    fresh.record(severe_step(4));
+    expect(fresh.next_threads() == 2 && fresh.reductions() == 1, "a severe stall halves at once");
+    expect(fresh.reason().find("half the step waiting") != std::string::npos,
+           "reason says why: " + fresh.reason());
+    fresh.record(severe_step(2));
+    expect(fresh.next_threads() == 1, "and again, down to one");
+  }
 
   // Probes: after kFirstProbeInterval steps on one thread, one step on two.
   unsigned interval = AdaptivePool::kFirstProbeInterval;
@@ -150,6 +186,12 @@ void test_engine() {
     shed = parallel->last_step().threads == 1;
   }
   expect(shed, "a stalled worker did not make the env shed threads");
+  auto& executor = dynamic_cast<seer::ParallelExecutor&>(parallel->executor());
+  // One thread runs the serial executor's loop: one pass, no rounds.
+  expect(executor.uses_serial_loop(), "a step on one thread runs the serial loop");
+  expect(parallel->last_step().rounds == 1, "the serial loop is one pass");
+  expect(executor.thread_decision().find("serial loop") != std::string::npos,
+         "decision names the serial loop: " + executor.thread_decision());
   expect(parallel->executor().thread_decision().find("stalled") != std::string::npos,
          "decision names the stall: " + parallel->executor().thread_decision());
   std::printf("  shed to 1 thread after %d steps: %s\n", step,
@@ -171,9 +213,76 @@ void test_engine() {
     }
   }
   expect(probed, "no probe on two threads after the stall ended");
+  if (back) {
+    one_step();  // restored: this step runs in rounds on the per-entity queues
+    expect(!executor.uses_serial_loop() && parallel->last_step().threads == 2,
+           "restored steps run in rounds, not the serial loop");
+    expect(executor.thread_decision().find("serial loop") == std::string::npos,
+           "a restored pool no longer reports the serial loop: " + executor.thread_decision());
+  }
   std::printf("  after the stall: %s at step %d: %s\n", back ? "back to 2 threads" : "still 1",
               step, parallel->executor().thread_decision().c_str());
   for (int i = 0; i < 5; ++i) one_step();
+}
+
+// A vector env on one shared engine: shed to one thread, every instance runs
+// its own serial loop in turn (ParallelBatchRunner), with each instance's
+// digest equal to a serial env's after every step; after the stall a probe
+// runs the batch in rounds again.
+void test_vector() {
+  const std::map<std::string, double> config = {
+      {"num_entities", 48}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
+  constexpr std::size_t kEnvs = 3;
+  seer::SimulationOptions parallel;
+  parallel.executor = "parallel";
+  parallel.num_threads = 2;
+  seer::VectorSimulation vec("phold", seer::Config(config), kEnvs, parallel);
+  std::vector<std::unique_ptr<seer::Simulation>> refs;
+  std::vector<std::uint8_t> modes(kEnvs, seer::VectorSimulation::kReset);
+  std::vector<std::uint64_t> seeds = {5, 6, 7};
+  for (std::size_t i = 0; i < kEnvs; ++i) {
+    seer::SimulationOptions serial;
+    refs.push_back(std::make_unique<seer::Simulation>(
+        seer::make_model("phold", seer::Config(config)), serial));
+    refs[i]->reset(seeds[i]);
+  }
+  vec.step(nullptr, nullptr, modes.data(), seeds.data());
+  std::fill(modes.begin(), modes.end(), seer::VectorSimulation::kStep);
+  auto& engine = dynamic_cast<seer::ParallelExecutor&>(vec.at(0).executor()).engine();
+  int step = 0;
+  bool serial_loop = false, rounds_again = false;
+  auto one_step = [&] {
+    for (auto& r : refs) r->step(nullptr, nullptr);
+    for (const auto& error : vec.step(nullptr, nullptr, modes.data(), seeds.data())) {
+      if (error) fail("vector step failed at step " + std::to_string(step));
+    }
+    ++step;
+    for (std::size_t i = 0; i < kEnvs; ++i) {
+      if (vec.at(i).digest() != refs[i]->digest()) {
+        fail("instance " + std::to_string(i) + " differs from serial after step " +
+             std::to_string(step));
+      }
+    }
+  };
+  engine.set_stall_for_testing(1, std::chrono::microseconds(3000));
+  for (int i = 0; i < 20 && !serial_loop; ++i) {
+    one_step();
+    serial_loop = vec.at(0).last_step().threads == 1;
+  }
+  expect(serial_loop, "a stalled vector env did not shed to one thread");
+  for (std::size_t i = 0; i < kEnvs; ++i) {
+    auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
+    expect(executor.uses_serial_loop() && vec.at(i).last_step().rounds == 1,
+           "every instance runs its serial loop on one thread");
+  }
+  engine.set_stall_for_testing(0, std::chrono::microseconds(0));
+  for (int i = 0; i < 40 && !rounds_again; ++i) {
+    one_step();
+    rounds_again = vec.at(0).last_step().threads == 2;
+  }
+  expect(rounds_again, "no probe in rounds after the stall ended");
+  for (int i = 0; i < 5; ++i) one_step();
+  std::printf("  vector env: serial loops after shedding, rounds on the probe; %d steps\n", step);
 }
 
 }  // namespace
@@ -182,6 +291,7 @@ int main() {
   seer::register_builtin_models();
   test_rule();
   test_engine();
+  test_vector();
   if (failures != 0) return EXIT_FAILURE;
   std::printf("adaptive pool: all cases passed\n");
   return EXIT_SUCCESS;

@@ -79,6 +79,7 @@ def run_group(group: Group, progress: Progress) -> dict:
         "rows": rows,
         "notes": notes,
         "targets": report.check_targets(rows, group.targets),
+        "ratios": report.report_ratios(rows, group.ratios),
     }
     if group.quiet_label is not None:
         result.update(quiet_label=group.quiet_label, busy_processes=busy)
@@ -143,6 +144,7 @@ def main(argv: list[str] | None = None) -> dict:
                 + ("" if speedup is None else f" ({speedup:.2f}x vs serial)")
             )
     results["regret"] = regret_table(results["groups"])
+    results["every_group"] = report.every_group_checks(results["groups"], args.profile)
     if args.callgrind:
         with console.status("callgrind: instructions per event"):
             results["callgrind"] = callgrind.run()

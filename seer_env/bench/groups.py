@@ -18,6 +18,25 @@ class Target:
     text: str
 
 
+@dataclasses.dataclass(frozen=True)
+class Ratio:
+    """A ratio to report, not judged: ``baseline`` median / ``case`` median."""
+
+    case: str
+    baseline: str
+    text: str
+
+
+# Targets judged across groups rather than in one: each must hold in every quiet
+# group that has both cases. They are judged over the ``full`` profile's groups
+# (``make bench-full``); other profiles report them as indications.
+EVERY_GROUP = (
+    Target("parallel-2", "barrier-2", 0.97, "parallel-2 >= 0.97x barrier-2 in every group"),
+    Target("parallel-1", "serial", 0.95, "parallel-1 >= 0.95x serial in every group"),
+)
+EVERY_GROUP_PROFILE = "full"
+
+
 @dataclasses.dataclass
 class Group:
     """One workload configuration and how to build its cases.
@@ -36,6 +55,7 @@ class Group:
     warmup_steps: int = 3
     metric: str = "env step"
     targets: tuple[Target, ...] = ()
+    ratios: tuple[Ratio, ...] = ()  # reported beside the targets, not judged
     quiet_label: str | None = None  # set: this group repeats that quiet group under load
 
 
@@ -57,6 +77,7 @@ def under_load(quiet: Group) -> Group:
         label=f"Under load: {quiet.label}",
         quiet_label=quiet.label,
         targets=LOAD_TARGETS,
+        ratios=(),
     )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from seer_env.bench.adapters import NEVER, PcsJoint
 from seer_env.bench.baselines import baseline_cases
 from seer_env.bench.executors import executor_cases
-from seer_env.bench.groups import LOAD_COUNTS, Group, Target, reduction, under_load
+from seer_env.bench.groups import LOAD_COUNTS, Group, Ratio, Target, reduction, under_load
 from seer_env.bench.timing import Case
 from seer_env.envs import pcs_v0
 from seer_env.reference.pcs import PcsReference
@@ -23,12 +23,15 @@ from seer_env.reference.pcs import PcsReference
 COPIES = 4  # vectorized baselines: 4 envs of a quarter of the cells each
 
 # The issue's targets on 2 cores, checked on the 64x64, move_interval=450 group.
+# Two targets of [bench] are retired by [contention] (issue 21): "parallel(2) >=
+# 20% lower than barrier" became EVERY_GROUP's "parallel-2 >= 0.97x barrier-2 in
+# every group" (judged over the full profile), and "C++ serial >= 50x faster than
+# the Python reference" is a reported ratio (RATIOS).
 TARGETS = (
     Target("parallel-2", "serial", reduction(40), "parallel(2) >= 40% lower than serial"),
-    Target("parallel-2", "barrier-2", reduction(20), "parallel(2) >= 20% lower than barrier"),
     Target("parallel-2", "locked-2", reduction(20), "parallel(2) >= 20% lower than locked"),
-    Target("serial", "reference", 50.0, "C++ serial >= 50x faster than the Python reference"),
 )
+RATIOS = (Ratio("serial", "reference", "C++ serial vs the Python reference"),)
 
 
 def guard_actions(cells: int) -> np.ndarray:
@@ -105,5 +108,6 @@ def group(
         steps_per_turn=steps,
         rounds=rounds,
         targets=TARGETS if targets else (),
+        ratios=RATIOS if targets else (),
     )
     return under_load(g) if load else g

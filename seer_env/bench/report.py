@@ -6,7 +6,13 @@ import json
 import os
 
 from seer_env.bench import plots
-from seer_env.bench.groups import AUTO_VS_BEST_UNDER_LOAD, Target
+from seer_env.bench.groups import (
+    AUTO_VS_BEST_UNDER_LOAD,
+    EVERY_GROUP,
+    EVERY_GROUP_PROFILE,
+    Ratio,
+    Target,
+)
 
 BASELINES = ("reference", "async-vec", "supersuit")
 LOADED = 0.2  # CPU pressure (PSI some avg10) above which timings are flagged as noisy
@@ -37,6 +43,54 @@ def check_targets(rows: list[dict], targets: tuple[Target, ...]) -> list[dict]:
                 "required_ratio": t.min_ratio,
                 "ratio": ratio,
                 "met": None if ratio is None else ratio >= t.min_ratio,
+            }
+        )
+    return out
+
+
+def report_ratios(rows: list[dict], ratios: tuple[Ratio, ...]) -> list[dict]:
+    """Each reported ratio (None: a case is missing); no verdict."""
+    by_name = {r["name"]: r for r in rows}
+    out = []
+    for q in ratios:
+        case, base = by_name.get(q.case), by_name.get(q.baseline)
+        ratio = base["median_ms"] / case["median_ms"] if case and base else None
+        out.append({"text": q.text, "case": q.case, "baseline": q.baseline, "ratio": ratio})
+    return out
+
+
+def every_group_checks(
+    groups: list[dict], profile: str, targets: tuple[Target, ...] = EVERY_GROUP
+) -> list[dict]:
+    """Each across-groups target over the quiet groups holding both of its cases.
+
+    ``worst`` is the group with the lowest ratio; ``met`` is None when no group
+    has both cases; ``judged`` says whether this profile is the one the target
+    is judged on (the full sweep); other profiles only indicate.
+    """
+    out = []
+    for t in targets:
+        measured = []
+        for g in groups:
+            if g.get("quiet_label"):
+                continue
+            by_name = {r["name"]: r for r in g["rows"]}
+            case, base = by_name.get(t.case), by_name.get(t.baseline)
+            if case and base and case["median_ms"] > 0:
+                measured.append((base["median_ms"] / case["median_ms"], g["label"]))
+        worst = min(measured) if measured else None
+        out.append(
+            {
+                "text": t.text,
+                "case": t.case,
+                "baseline": t.baseline,
+                "required_ratio": t.min_ratio,
+                "groups": len(measured),
+                "below": [label for ratio, label in measured if ratio < t.min_ratio],
+                "worst_ratio": worst[0] if worst else None,
+                "worst_group": worst[1] if worst else None,
+                "met": None if worst is None else worst[0] >= t.min_ratio,
+                "judged": profile == EVERY_GROUP_PROFILE,
             }
         )
     return out
@@ -94,6 +148,36 @@ def target_lines(group: dict, loaded: bool) -> list[str]:
             f"- {t['text']}: {t['ratio']:.2f}x, i.e. latency {abs(change):.0%} "
             f"{'lower' if change <= 0 else 'higher'} "
             f"(needs {t['required_ratio']:.2f}x): {verdict}{noise}"
+        )
+    return lines
+
+
+def ratio_lines(group: dict) -> list[str]:
+    """One line per reported ratio of the group (no verdict: not a target)."""
+    return [
+        f"- {q['text']}: {_x(q['ratio'])} (reported, not a target)" for q in group.get("ratios", [])
+    ]
+
+
+def every_group_lines(checks: list[dict], loaded: bool) -> list[str]:
+    """One line per across-groups target: worst group, how many below, verdict."""
+    lines = []
+    for c in checks:
+        if c["met"] is None:
+            lines.append(
+                f"- {c['text']}: not measured (no group has `{c['case']}` and `{c['baseline']}`)"
+            )
+            continue
+        verdict = "met" if c["met"] else "**missed**"
+        if not c["judged"]:
+            verdict = f"{'holds' if c['met'] else 'fails'} here (judged on the "
+            verdict += f"`{EVERY_GROUP_PROFILE}` profile)"
+        elif loaded:
+            verdict += " (loaded machine: not a verdict)"
+        lines.append(
+            f"- {c['text']}: worst {c['worst_ratio']:.2f}x ({c['worst_group']}), "
+            f"{len(c['below'])} of {c['groups']} groups below {c['required_ratio']:.2f}x: "
+            f"{verdict}"
         )
     return lines
 
@@ -204,7 +288,14 @@ def markdown(results: dict) -> str:
         lines += group_table(group)
         lines += [""] + [f"Note: {n}" for n in group.get("notes", [])]
         lines += target_lines(group, loaded)
+        lines += ratio_lines(group)
         lines.append("")
+    checks = results.get("every_group")
+    if checks is None:
+        checks = every_group_checks(results["groups"], results.get("profile", ""))
+    if any(c["met"] is not None for c in checks):
+        lines += ["### Across groups (quiet groups holding both cases)", ""]
+        lines += every_group_lines(checks, loaded) + [""]
     under_load = contention_lines(results)
     if under_load:
         lines += ["### Under load: the contention groups beside the quiet ones", ""]

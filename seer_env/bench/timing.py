@@ -26,8 +26,9 @@ class Case:
 
     ``step()`` may return a dict ``{part: seconds}`` splitting its own time
     (e.g. policy vs env for an inference step); the parts are summarized too.
-    ``wake`` cases (thread pools) get one untimed step at the start of each
-    turn, so a timed step never pays for waking a parked pool.
+    ``wake`` cases get one untimed step at the start of each turn, so a timed
+    step never pays for waking a parked pool; executor cases all set it
+    (serial too), so that every case is timed after the same untimed step.
     """
 
     name: str

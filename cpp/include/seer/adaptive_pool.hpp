@@ -1,7 +1,8 @@
 // How many of the engine's threads the next step uses, decided from how the
 // last steps went: if rounds keep stalling (workers spend most of the step
 // waiting at barriers, with waits long enough to park: someone lost its
-// core), step with half the threads, down to one; then probe now and then
+// core), step with half the threads, down to one (at once when a step waited
+// half its time: fewer threads could not have been slower); then probe now and then
 // with twice the threads and go back up when a probe does not stall.
 //
 // Outputs never depend on the thread count, so this only moves time. The
@@ -36,6 +37,16 @@ class AdaptivePool {
   static constexpr double kStallShare = 0.25;
   // Consecutive stalled steps before shedding threads: one slow step is noise.
   static constexpr unsigned kStallSteps = 3;
+  // A step is *severely* stalled when its threads waited at least this share
+  // of their time in at least kSevereParkedWaits parked waits: then half the
+  // threads would have done the same work in no more time (t threads working
+  // (1 - share) of the wall each is t/2 threads' wall at share 0.5), so the
+  // pool sheds at once instead of after kStallSteps such steps, each of which
+  // costs several serial steps on a busy machine. Two parked waits, not one:
+  // a single late wake-up of a parked worker (a small step after a pause)
+  // is not a busy machine.
+  static constexpr double kSevereShare = 0.5;
+  static constexpr std::uint64_t kSevereParkedWaits = 2;
   // Steps on the reduced count before the first probe; each failed probe
   // doubles the interval, up to kMaxProbeInterval, so a machine that stays
   // busy costs one slow step per ~kMaxProbeInterval.
@@ -60,8 +71,10 @@ class AdaptivePool {
   std::uint64_t reductions() const { return reductions_; }
   std::uint64_t restores() const { return restores_; }
 
-  // Whether `step` counts as stalled (see kStallShare).
+  // Whether `step` counts as stalled (see kStallShare), or severely so
+  // (kSevereShare: shed without waiting for more such steps).
   static bool stalled(const StepTiming& step);
+  static bool severely_stalled(const StepTiming& step);
 
  private:
   unsigned max_;

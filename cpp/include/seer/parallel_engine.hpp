@@ -32,6 +32,15 @@ class ParallelEngine {
   unsigned last_threads() const { return last_timing_.threads; }
   const StepTiming& last_timing() const { return last_timing_; }
   const AdaptivePool& adaptive() const { return adaptive_; }
+  // Threads the next run_steps() would use: the adaptive pool's choice
+  // (always 1 for a pool of one). With 1, executors run the serial event loop
+  // instead (ParallelExecutor::run_step) and report it with
+  // record_serial_step(). Not thread-safe.
+  unsigned next_threads() const { return adaptive_.next_threads(); }
+  // Feeds the adaptive pool a step (or batch step) that ran the serial loop
+  // on the calling thread, taking `wall_nanos`; so probes still come due.
+  // Not thread-safe; does not allocate.
+  void record_serial_step(std::uint64_t wall_nanos);
   // Turns the adaptive pool on (the default) or off (every step uses every
   // thread).
   void set_adaptive(bool enabled) { adaptive_.set_enabled(enabled); }
@@ -42,9 +51,13 @@ class ParallelEngine {
     stall_worker_ = worker;
     stall_delay_ = delay;
   }
-  // Wakes parked workers for a step that is coming soon. Same threading
-  // rules as ThreadPool::prewake(); does not block.
-  void prewake() { pool_.prewake(); }
+  // Wakes parked workers for a step that is coming soon, unless that step
+  // runs on one thread (a woken worker would spin for nothing, taking a core
+  // the caller may need on a busy machine). Same threading rules as
+  // ThreadPool::prewake(); does not block.
+  void prewake() {
+    if (adaptive_.next_threads() > 1) pool_.prewake();
+  }
   // Joins the workers (ThreadPool::stop); the next run starts fresh ones.
   void release_threads() { pool_.stop(); }
 

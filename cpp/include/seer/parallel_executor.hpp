@@ -25,14 +25,24 @@
 // env) can share one engine and step together in one call
 // (ParallelBatchRunner): the slices, the executive lists and the rounds then
 // span every instance, each instance keeping its own horizon.
+//
+// A pool of one runs the serial loop: when a step would run on one thread
+// (num_threads == 1, or the adaptive pool shed the others), there is nothing
+// to gain from rounds, so the env steps with the serial executor's own loop
+// and global heap (`serial_`), at its speed and, by construction, with its
+// bytes. The pending events move between the two layouts (per-entity queues
+// for rounds, the serial heap for the loop) only when the thread count
+// crosses 1, which the adaptive pool makes rare.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "seer/executor.hpp"
 #include "seer/parallel_engine.hpp"
 #include "seer/parallel_instance.hpp"
+#include "seer/serial_executor.hpp"
 
 namespace seer {
 
@@ -47,7 +57,8 @@ class ParallelExecutor final : public Executor {
   std::string name() const override { return "parallel"; }
   unsigned num_threads() const override { return engine_->num_threads(); }
   void prewake() override { engine_->prewake(); }
-  std::string thread_decision() const override { return engine_->adaptive().reason(); }
+  // The adaptive pool's reason, plus "serial loop" when the last step ran it.
+  std::string thread_decision() const override;
   // The engine this env runs on (tests reach the adaptive pool through it).
   ParallelEngine& engine() { return *engine_; }
   void release_threads() override { engine_->release_threads(); }
@@ -60,12 +71,31 @@ class ParallelExecutor final : public Executor {
   void run_step(const StepWindow& window, StepStats& stats) override;
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;
 
-  // This env's queues and step state, for the engine that runs it.
+  // This env's queues and step state, for the engine that runs it. Its
+  // queues hold the pending events only while uses_serial_loop() is false
+  // (use_queues() makes it so).
   ParallelInstance& instance() { return instance_; }
+  // Whether the pending events sit in the serial loop's heap (the last step
+  // ran on one thread) rather than in the per-entity queues.
+  bool uses_serial_loop() const { return serial_layout_; }
+  // Moves the pending events into the per-entity queues (for a step in
+  // rounds). Not during a step; allocates only if heaps grow.
+  void use_queues();
+  // One step with the serial executor's loop on the calling thread, moving
+  // the pending events into its heap first if needed. Sets stats.threads to
+  // 1; throws what the serial executor throws. Does not tell the engine (the
+  // caller records the step: run_step(), ParallelBatchRunner).
+  void run_serial_step(const StepWindow& window, StepStats& stats);
 
  private:
+  void set_serial_layout(bool serial);
+
   std::shared_ptr<ParallelEngine> engine_;
   ParallelInstance instance_;
+  SerialExecutor serial_;      // the loop (and heap) of one-thread steps
+  bool serial_layout_ = false;  // pending events in serial_ (else in instance_.queues)
+  bool ran_serial_loop_ = false;  // the last step ran serial_'s loop
+  std::vector<Event> moving_;   // scratch for set_serial_layout()
 };
 
 // The vector env's runner for "parallel": every instance on one shared
@@ -81,7 +111,7 @@ class ParallelBatchRunner final : public BatchRunner {
 
  private:
   std::shared_ptr<ParallelEngine> engine_;
-  std::vector<ParallelInstance*> members_;  // in add_instance() order
+  std::vector<ParallelExecutor*> members_;  // in add_instance() order
   std::vector<ParallelInstance*> batch_;    // scratch, reused across steps
 };
 
