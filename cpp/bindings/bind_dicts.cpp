@@ -93,6 +93,7 @@ class DictBridge {
       set_item(info_template_.ptr(), k.ptr(), py::int_(0));
     }
     num_agents_ = names.size();
+    for (std::int64_t x = 0; x < kSmallInts; ++x) small_ints_.push_back(py::int_(x));
   }
 
   // (actions, alive or None) for Simulation.step, or None: not the fast case.
@@ -368,10 +369,15 @@ class DictBridge {
     PyObject *key, *value;
     for (std::size_t c = 0; PyDict_Next(v, &pos, &key, &value); ++c) {
       if (key != info_keys_[c].ptr()) return false;
+      const std::int64_t x = row[c];
+      // Small ints are shared singletons: an identity test, no read of `value`.
+      if (x >= 0 && x < kSmallInts && value == small_ints_[static_cast<std::size_t>(x)].ptr()) {
+        continue;
+      }
       if (PyLong_CheckExact(value)) {
         int overflow = 0;
-        const long long x = PyLong_AsLongLongAndOverflow(value, &overflow);
-        if (overflow == 0 && x == row[c]) continue;
+        const long long have = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow == 0 && have == x) continue;
       }
       set_new(v, key, PyLong_FromLongLong(row[c]));
     }
@@ -460,6 +466,8 @@ class DictBridge {
   py::dict index_;          // agent name -> row
   py::dict info_template_;  // {info_key: 0}
   std::vector<py::object> info_keys_;
+  static constexpr std::int64_t kSmallInts = 257;  // CPython caches ints -5..256
+  std::vector<py::object> small_ints_;              // int(0) .. int(256)
   // Outputs kept for reuse: two of each covers a caller that holds one
   // step's dicts while it calls the next step.
   Pool<std::unique_ptr<ObservationBuffer>> observations_{2};
