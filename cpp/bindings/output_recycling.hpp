@@ -92,7 +92,9 @@ class ObservationBuffer {
   bool free(const std::vector<std::uint8_t>& in_dict) const {
     const auto rows = static_cast<Py_ssize_t>(views_.size());
     if (!only_owned_by(base_.ptr(), 1 + rows)) return false;  // us + each row's base
+    constexpr std::size_t kAhead = 16;  // rows whose object is fetched ahead of the test
     for (std::size_t i = 0; i < views_.size(); ++i) {
+      if (i + kAhead < views_.size()) __builtin_prefetch(views_[i + kAhead].ptr());
       if (!only_owned_by(views_[i].ptr(), 1 + in_dict[i])) return false;
     }
     return true;
