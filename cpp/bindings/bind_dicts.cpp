@@ -164,8 +164,13 @@ class DictBridge {
         infos_, live,
         [&](PyObject* v, std::size_t j) { return refill_info(v, info_ptr + rows_[j] * k); },
         [&](std::size_t j) { return info_dict(info_ptr + rows_[j] * k); });
-    py::list next;
-    for (std::size_t j = 0; j < count; ++j) {
+    bool any_done = false;
+    for (std::size_t j = 0; j < count && !any_done; ++j) any_done = term(j) || trunc(j);
+    // The agents left: a copy of `live` in the common case (nobody is done).
+    auto next = py::reinterpret_steal<py::list>(
+        PyList_GetSlice(live.ptr(), 0, static_cast<Py_ssize_t>(any_done ? 0 : count)));
+    if (!next) throw py::error_already_set();
+    for (std::size_t j = 0; any_done && j < count; ++j) {
       if (term(j) || trunc(j)) continue;
       if (PyList_Append(next.ptr(), PyList_GET_ITEM(live.ptr(), j)) != 0) {
         throw py::error_already_set();
