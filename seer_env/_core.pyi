@@ -72,6 +72,10 @@ class Simulation:
         """
         Fresh float32[num_agents, obs_dim] observations of the last boundary.
         """
+    def output_views(self) -> tuple[numpy.typing.NDArray[numpy.float32], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.uint8], numpy.typing.NDArray[numpy.uint8], numpy.typing.NDArray[numpy.int64]]:
+        """
+        (observations, rewards, terminations (uint8), truncations (uint8), infos): read-only views of the last boundary's buffers, overwritten by the next step (private: the dict API copies what it returns).
+        """
     def pending_events(self) -> dict:
         """
         Pending events in key order, as a dict of arrays.

@@ -235,8 +235,10 @@ class SeerParallelEnv(ParallelEnv):
         self._episode_seed = seed
         self._cycles = 0
         self.agents = list(self.possible_agents)
-        # Observation rows are views of a fresh copy (no later step writes it).
-        return self._dicts.reset_outputs(self.agents, self.sim.observations(), self.sim.infos())
+        # The bridge copies the observations into a buffer of its own: no
+        # returned row aliases what a later step writes.
+        obs, _, _, _, infos = self.sim.output_views()
+        return self._dicts.reset_outputs(self.agents, obs, infos)
 
     def _choose_executor(self, num_envs: int = 1) -> None:
         """Run STPA once (first reset) and switch the simulation to its choice.
@@ -296,16 +298,11 @@ class SeerParallelEnv(ParallelEnv):
             arr, alive = fast
         self.sim.step(arr, alive)
         self._cycles += 1
-        # Fresh copies of the output buffers: the observation rows in the
-        # returned dict are views of this copy, which no later step writes.
+        # The bridge reads the runtime's buffers in place and copies the
+        # observations into a buffer of its own, one nobody else holds (no
+        # returned row aliases what a later step writes): see DictBridge.
         obs, rewards, terms, truncs, infos, self.agents = self._dicts.step_outputs(
-            live,
-            self.sim.observations(),
-            self.sim.rewards(),
-            self.sim.terminations(),
-            self.sim.truncations(),
-            self.sim.infos(),
-            self._cycles >= self.max_cycles,
+            live, *self.sim.output_views(), self._cycles >= self.max_cycles
         )
         return obs, rewards, terms, truncs, infos
 

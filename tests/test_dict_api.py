@@ -165,3 +165,75 @@ def test_dict_vector_and_async_agree(name):
         assert s[0][:n].tobytes() == first[0][:n].tobytes()
         assert [rew[a] for a in live] == s[1][rows].tolist() == first[1][rows].tolist()
     asyn.close()
+
+
+def expected_outputs(env, o, r, te, tr, live):
+    """The dicts a step must return, built in Python from step_arrays' arrays."""
+    rows = [env.possible_agents.index(a) for a in live]
+    infos = env.sim.infos()
+    keys = list(env.sim.spec["info_keys"])
+    return (
+        {a: o[i].copy() for a, i in zip(live, rows)},
+        {a: float(r[i]) for a, i in zip(live, rows)},
+        {a: bool(te[i]) for a, i in zip(live, rows)},
+        {a: bool(tr[i]) for a, i in zip(live, rows)},
+        {a: dict(zip(keys, infos[i].tolist())) for a, i in zip(live, rows)},
+    )
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name):
+    """Dropped outputs are reused (the fast path); any part the caller holds stays as it was.
+
+    Each step the caller keeps one kind of reference (a row, a view derived from
+    a row, a weak reference to a row, one info dict, a whole dict) and drops
+    the rest, after scribbling on some of what it drops (a reused dict the
+    caller changed must come back right).
+    """
+    import weakref
+
+    env = make(name, max_cycles=cycles(name, 40))
+    ref = make(name, max_cycles=cycles(name, 40))
+    env.reset(seed=5)
+    ref.reset(seed=5)
+    rng = np.random.default_rng(5)
+    held, seen_ids = [], []
+    step = 0
+    while env.agents:
+        live = list(env.agents)
+        actions = random_actions(env, rng)
+        out = env.step({a: actions[env.possible_agents.index(a)] for a in live})
+        expected = expected_outputs(ref, *ref.step_arrays(actions), live)
+        for got, want in zip(out, expected):
+            assert_same(got, want)
+        seen_ids.append(tuple(id(d) for d in out))
+        a0 = live[step % len(live)]
+        kind = step % 6
+        if kind == 0:
+            held.append((out[0][a0], out[0][a0].copy()))
+        elif kind == 1:
+            view = out[0][a0][1:]
+            held.append((view, view.copy()))
+        elif kind == 2:
+            held.append((weakref.ref(out[0][a0]), out[0][a0].copy()))
+        elif kind == 3:
+            held.append((out[4][a0], dict(out[4][a0])))
+        elif kind == 4:
+            held.append((out[1], dict(out[1])))
+        else:  # scribble on everything, then let go of it
+            out[0][a0][:] = -1.0
+            out[1][a0] = "x"
+            out[2].pop(a0)
+            out[3][a0] = None
+            out[4][a0]["extra"] = 1
+            out[4][a0][next(iter(out[4][a0]))] = -7
+        del out
+        for obj, copy_ in held:
+            if isinstance(obj, weakref.ref):
+                obj = obj()
+                if obj is None:
+                    continue
+            assert_same(obj, copy_)
+        step += 1
+    # The fast path ran: some step returned dicts a step before it returned and let go of.
+    assert len({i for ids in seen_ids for i in ids}) < 5 * len(seen_ids)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_set>
 
 #include "bindings.hpp"
@@ -244,6 +245,31 @@ void bind_simulation(py::module_& m) {
                                                    static_cast<py::ssize_t>(s.info_keys.size())});
            },
            "Fresh int64[num_agents, len(spec['info_keys'])] info counters of the last step.")
+      .def("output_views",
+           [](py::object self_obj) {
+             PySimulation& self = self_obj.cast<PySimulation&>();
+             require_idle(self.busy, "output_views");
+             const ModelSpec& s = self.sim->spec();
+             const Outputs& out = self.sim->outputs();
+             const auto n = static_cast<py::ssize_t>(s.num_agents);
+             // Read-only views that keep the Simulation alive; the next step
+             // overwrites them: for callers that copy what they keep (the dict API).
+             auto view = [&](auto* data, std::vector<py::ssize_t> shape) {
+               using T = std::remove_const_t<std::remove_pointer_t<decltype(data)>>;
+               py::array_t<T> a(shape, data, self_obj);
+               py::detail::array_proxy(a.ptr())->flags &=
+                   ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+               return a;
+             };
+             return py::make_tuple(
+                 view(out.observations, {n, static_cast<py::ssize_t>(s.obs_dim)}),
+                 view(out.rewards, {n}), view(out.terminations, {n}),
+                 view(out.truncations, {n}),
+                 view(out.infos, {n, static_cast<py::ssize_t>(s.info_keys.size())}));
+           },
+           "(observations, rewards, terminations (uint8), truncations (uint8), infos): "
+           "read-only views of the last boundary's buffers, overwritten by the next step "
+           "(private: the dict API copies what it returns).")
       .def("state",
            [](PySimulation& self) {
              require_idle(self.busy, "state");

@@ -71,6 +71,8 @@ def run_group(group: Group, progress: Progress) -> dict:
         progress.remove_task(task)
     rows = [summarize(c) for c in cases]
     report.add_ratios(rows)
+    if group.derive is not None:
+        notes.extend(group.derive(rows))
     result = {
         "workload": group.workload,
         "label": group.label,

@@ -57,6 +57,8 @@ class Group:
     targets: tuple[Target, ...] = ()
     ratios: tuple[Ratio, ...] = ()  # reported beside the targets, not judged
     quiet_label: str | None = None  # set: this group repeats that quiet group under load
+    # Lines derived from the summarized rows (e.g. the policy time hidden), added to the notes.
+    derive: Callable[[list[dict]], list[str]] | None = None
 
 
 # The contention groups: serial, parallel-2 and auto, one busy process per usable CPU.
