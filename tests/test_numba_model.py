@@ -241,3 +241,78 @@ def test_params_and_records_are_validated():
     model.params_record = np.zeros(1, np.dtype([("other", "<f8")]))[0]
     with pytest.raises(ValueError, match="params_record must be one"):
         model._compiled_layout()
+
+
+RATIO_CASES = [
+    {"move_interval": 1e-6},
+    {"move_interval": 1e-300},
+    {"call_interval": 1e-6},
+    {"call_interval": 1e-300},
+    {"call_interval": 2e11, "move_interval": 1e7},
+]
+
+
+@pytest.mark.parametrize("config", RATIO_CASES)
+def test_numba_pcs_refuses_what_the_cpp_pcs_refuses_in_the_same_words(config):
+    # pcs.cpp's require_mean_ratio: a handler would loop ~1e4+ draws per event.
+    with pytest.raises(ValueError) as cpp:
+        _core.Simulation("pcs", {"width": 2, "height": 2, **config})
+    assert "/ 1e4 (one handler draws" in str(cpp.value)
+    with pytest.raises(ValueError) as direct:
+        NumbaPcs(width=2, height=2, **config)
+    with pytest.raises(ValueError) as env:
+        SeerParallelEnv(NumbaPcs, {"width": 2, "height": 2, **config}, num_threads=1)
+    assert str(direct.value) == str(env.value) == str(cpp.value)
+
+
+LOG_MEANS = st.floats(-12, 12).map(lambda e: 10.0**e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(call_interval=LOG_MEANS, call_duration=LOG_MEANS, move_interval=LOG_MEANS)
+def test_numba_pcs_accepts_exactly_the_configs_the_cpp_pcs_accepts(
+    call_interval, call_duration, move_interval
+):
+    config = {
+        "width": 2,
+        "height": 2,
+        "call_interval": call_interval,
+        "call_duration": call_duration,
+        "move_interval": move_interval,
+    }
+    errors = []
+    for build in (lambda: _core.Simulation("pcs", config), lambda: NumbaPcs(**config)):
+        try:
+            build()
+            errors.append(None)
+        except ValueError as exc:
+            errors.append(str(exc))
+    assert errors[0] == errors[1]
+
+
+class _StuckClock:
+    """An interpreted handler context at t=1e15, where a 1e-4 draw no longer moves time."""
+
+    class _Rng:
+        def exponential(self, mean):
+            return mean
+
+        def below(self, n):
+            return 0
+
+    def __init__(self):
+        self.context = type("Ctx", (), {"now": 1e15, "self": 0, "rng": self._Rng()})()
+
+
+def test_numba_pcs_loops_are_capped_like_the_cpp_ones(monkeypatch):
+    # pcs.cpp caps both draw loops (kMaxLoopDraws): a loop the clock cannot
+    # advance raises instead of hanging. The same source is compiled; here the
+    # interpreted kernel runs with a small cap so that the test is quick.
+    from seer_env.models import numba_pcs
+
+    monkeypatch.setattr(numba_pcs, "MAX_LOOP_DRAWS", 1000)
+    params = NumbaPcs(width=2, height=2, move_interval=1e-4, call_interval=1.0).params_record
+    phone = np.zeros(1, numba_pcs.PHONE)[0]
+    phone["next_move"], phone["next_call"] = 1e15, 2e15
+    with pytest.raises(ValueError, match="drew more than 4194304 moves in one handler"):
+        numba_pcs.schedule_idle(_StuckClock(), phone, params)
