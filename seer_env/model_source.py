@@ -8,14 +8,14 @@ and with ``num_threads="auto"``.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from seer_env import _core
 from seer_env.numba_model import NumbaModel
 from seer_env.python_model import PythonModel
 
 #: A registered model name (``seer_env.model_names()``) or a model class.
-ModelSource = Union[str, type[PythonModel], type[NumbaModel]]
+ModelSource = str | type[PythonModel] | type[NumbaModel]
 
 
 def is_numba_model(model: Any) -> bool:
