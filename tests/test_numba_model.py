@@ -52,7 +52,7 @@ def _executor(threads):
     return "serial" if threads == 1 else "parallel"
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=PCS_CONFIGS,
     seed=st.integers(0, 2**63),
@@ -63,7 +63,7 @@ def test_numba_pcs_is_the_cpp_pcs_byte_for_byte(config, seed, threads, executor)
     # The C++ model, serial, is the reference: outputs, state(), infos and the
     # runtime digest (states, streams, pending events: the records agree).
     cpp = SeerParallelEnv("pcs", config, num_threads=1)
-    reference, actions = record(cpp, seed, steps=6)
+    reference, actions = record(cpp, seed, steps=8)
     interpreted = SeerParallelEnv(NumbaPcs, {**config, "compiled": False}, num_threads=1)
     runs = [("interpreted", interpreted)]
     for n in threads:
@@ -72,10 +72,27 @@ def test_numba_pcs_is_the_cpp_pcs_byte_for_byte(config, seed, threads, executor)
         )
         runs.append((f"compiled, {env.runtime.executor} x{n}", env))
     for name, env in runs:
-        frames, _ = record(env, seed, steps=6, actions=actions)
+        frames, _ = record(env, seed, steps=8, actions=actions)
         found = compare_frames(reference, frames)
         assert not found, f"numba PCS ({name}) differs from C++ pcs at {found}"
         assert env.sim.totals() == cpp.sim.totals()
+
+
+@pytest.mark.parametrize("seed", [0, 2**63 + 11])
+def test_numba_pcs_on_every_thread_count_1_to_8(seed):
+    # Every pool size 1..8 on one config with many cross-cell events (short
+    # moves, several rounds per step), 10 steps: digests and output bytes.
+    config = {"width": 6, "height": 5, "phones_per_cell": 8, "move_interval": 45.0}
+    config.update(handoff_delay=7.5, step_minutes=60.0)
+    cpp = SeerParallelEnv("pcs", config, num_threads=1)
+    reference, actions = record(cpp, seed, steps=10)
+    for n in range(1, 9):
+        env = SeerParallelEnv(NumbaPcs, config, executor=_executor(n), num_threads=n)
+        frames, _ = record(env, seed, steps=10, actions=actions)
+        found = compare_frames(reference, frames)
+        assert not found, f"numba PCS x{n} differs from C++ pcs at {found}"
+        assert env.runtime.num_threads == n and env.sim.totals() == cpp.sim.totals()
+    assert env.runtime.cross_events > 0 and env.runtime.rounds > 1  # the threads had to sync
 
 
 @pytest.mark.parametrize(
@@ -141,6 +158,10 @@ def test_exception_in_handler_is_handler_error(compiled, capfd):
         env.step({a: 1 for a in env.agents})
     assert info.value.kind == "PING" and info.value.time == 0.5
     assert info.value.entity in range(3)
+    # The message names the entity, the event kind and the time, as for a C++ model.
+    assert f"handler failed: entity {info.value.entity} handling 'PING' at t=0.5: " in str(
+        info.value
+    )
     expected = "compiled=False" if compiled else "boom in on_event"
     assert expected in str(info.value)
     assert "Exception ignored" not in capfd.readouterr().err
@@ -155,6 +176,10 @@ def test_contract_breach_is_contract_violation(compiled, capfd):
     v = info.value
     assert (v.kind, v.time, v.event_time) == ("PING", 0.5, 0.75)
     assert v.target == (v.entity + 1) % 3
+    assert (
+        f"entity {v.entity} handling 'PING' at t=0.5 scheduled 'PING' for entity {v.target} "
+        "at t=0.75 (lookahead 0.5, 3 entities)"
+    ) in str(v)
     assert "Exception ignored" not in capfd.readouterr().err
     with pytest.raises(RuntimeError, match="reset"):  # the env needs reset, as for any model
         env.step({a: 1 for a in env.agents})
