@@ -1,9 +1,9 @@
-"""Run pytest against an ASan-built seer_env package (``make asan-python``).
+"""Run pytest against a sanitizer-built seer_env package (``make asan-python``, ``tsan-python``).
 
-Usage: python .ci/pytest_asan.py PACKAGE_DIR [pytest args]. PACKAGE_DIR holds
-a copy of ``seer_env/`` with the ASan-built ``_core`` extension. The editable
-install's import hook would load the regular extension instead, so it is
-removed, and PACKAGE_DIR goes first on sys.path.
+Usage: python .ci/pytest_sanitized.py PACKAGE_DIR [pytest args]. PACKAGE_DIR
+holds a copy of ``seer_env/`` with the ASan- or TSan-built ``_core``
+extension. The editable install's import hook would load the regular
+extension instead, so it is removed, and PACKAGE_DIR goes first on sys.path.
 """
 
 import os
@@ -18,6 +18,6 @@ import pytest  # noqa: E402
 import seer_env  # noqa: E402
 
 if not seer_env._core.__file__.startswith(package_dir):
-    sys.exit(f"expected the ASan build from {package_dir}, got {seer_env._core.__file__}")
+    sys.exit(f"expected the sanitizer build from {package_dir}, got {seer_env._core.__file__}")
 print(f"seer_env._core from {seer_env._core.__file__}", flush=True)
 sys.exit(pytest.main(args))
