@@ -4,7 +4,6 @@ PYTHON ?= python
 PIP ?= $(PYTHON) -m pip
 CTEST_BUILD ?= build/ctest
 TSAN_BUILD ?= build/tsan
-TSAN_PY_BUILD ?= build/tsan-py
 ASAN_BUILD ?= build/asan
 # The Python run under ASan: the test files that drive the extension, a
 # compiled NumbaModel (numba's JIT runs under ASan as is) included.
@@ -42,35 +41,38 @@ test-cpp:
 	cmake --build $(CTEST_BUILD) -j 2
 	ctest --test-dir $(CTEST_BUILD) --output-on-failure
 
-# ThreadSanitizer: the C++ tests, then a compiled NumbaModel on worker threads
-# driven from Python (TSAN_PY_TESTS) through a TSan build of the extension
-# (build/tsan-py, the _core target only). As for ASan, python is not
-# instrumented, so the TSan runtime is LD_PRELOADed (its interceptors then see
-# CPython's GIL and the runtime's own locks alike). numba's compiled handlers
-# are not instrumented; the runtime around them (pool, barriers, event lists,
-# the handler context's C ABI) is. No suppressions: a report fails the run.
-# `setarch -R` (no ASLR for that one process, where the container allows it):
-# gcc's TSan runtime aborts with "unexpected memory mapping" when a kernel with
-# more mmap randomization bits (vm.mmap_rnd_bits > 28) maps python or a
-# library inside its shadow ranges.
+# ThreadSanitizer, one build (build/tsan) for both runs: the C++ tests, then a
+# compiled NumbaModel on worker threads driven from Python (TSAN_PY_TESTS)
+# through the TSan-built extension (tsan-python alone builds only _core). As
+# for ASan, python is not instrumented, so the TSan runtime is LD_PRELOADed
+# (its interceptors then see CPython's GIL and the runtime's own locks alike).
+# numba's compiled handlers are not instrumented; the runtime around them
+# (pool, barriers, event lists, the handler context's C ABI) is. No
+# suppressions: a report fails the run. `setarch -R` (no ASLR for that one
+# process, where the container allows it): gcc's TSan runtime aborts with
+# "unexpected memory mapping" when a kernel with more mmap randomization bits
+# (vm.mmap_rnd_bits > 28) maps python or a library inside its shadow ranges.
+TSAN_CONFIGURE = cmake -S . -B $(TSAN_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_BUILD_PYTHON=ON \
+	-DSEER_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
+	-Dpybind11_DIR=$$($(PYTHON) -m pybind11 --cmakedir) >/dev/null
+
 tsan: tsan-cpp tsan-python
 
 tsan-cpp:
-	cmake -S . -B $(TSAN_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	$(TSAN_CONFIGURE)
 	cmake --build $(TSAN_BUILD) -j 2
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure
 
 tsan-python:
-	cmake -S . -B $(TSAN_PY_BUILD) -DSEER_BUILD_PYTHON=ON -DSEER_SANITIZE=thread \
-		-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
-		-Dpybind11_DIR=$$($(PYTHON) -m pybind11 --cmakedir) >/dev/null
-	cmake --build $(TSAN_PY_BUILD) --target _core -j 2
-	rm -rf $(TSAN_PY_BUILD)/pkg && mkdir -p $(TSAN_PY_BUILD)/pkg
-	cp -r seer_env $(TSAN_PY_BUILD)/pkg/ && cp $(TSAN_PY_BUILD)/_core*.so $(TSAN_PY_BUILD)/pkg/seer_env/
+	$(TSAN_CONFIGURE)
+	cmake --build $(TSAN_BUILD) --target _core -j 2
+	rm -rf $(TSAN_BUILD)/pkg && mkdir -p $(TSAN_BUILD)/pkg
+	cp -r seer_env $(TSAN_BUILD)/pkg/ && cp $(TSAN_BUILD)/_core*.so $(TSAN_BUILD)/pkg/seer_env/
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		LD_PRELOAD="$$($(CXX) -print-file-name=libtsan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
 		$$(setarch -R true 2>/dev/null && echo setarch -R) $(PYTHON_EXE) .ci/pytest_sanitized.py \
-		$(TSAN_PY_BUILD)/pkg -q -p no:cacheprovider $(TSAN_PY_TESTS)
+		$(TSAN_BUILD)/pkg -q -p no:cacheprovider $(TSAN_PY_TESTS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, one build (build/asan) for
 # both runs: the C++ tests, then the Python tests that drive the extension,
