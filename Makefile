@@ -16,6 +16,8 @@ ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py
 TSAN_PY_TESTS ?= tests/test_numba_threads.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# pytest runs with --capture=sys under a sanitizer: a report goes to file
+# descriptor 2 as the process dies, and fd capture would swallow it.
 # The interpreter itself, not a launcher script (a pyenv shim is a bash
 # script, and bash crashes with the TSan runtime preloaded).
 PYTHON_EXE = $$($(PYTHON) -c 'import sys; print(sys.executable)')
@@ -72,7 +74,7 @@ tsan-python:
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		LD_PRELOAD="$$($(CXX) -print-file-name=libtsan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
 		$$(setarch -R true 2>/dev/null && echo setarch -R) $(PYTHON_EXE) .ci/pytest_sanitized.py \
-		$(TSAN_BUILD)/pkg -q -p no:cacheprovider $(TSAN_PY_TESTS)
+		$(TSAN_BUILD)/pkg -q -p no:cacheprovider --capture=sys $(TSAN_PY_TESTS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, one build (build/asan) for
 # both runs: the C++ tests, then the Python tests that drive the extension,

@@ -37,8 +37,8 @@ class Faulty(NumbaModel):
     @staticmethod
     def on_action(ctx, state, snapshot, params, action):
         target = (api.self_id(ctx) + 1) % api.num_entities(ctx)
-        payload = np.zeros(1, PAYLOAD)[0]
-        payload["hops"] = 1
+        payload = np.zeros(1, PAYLOAD)  # the array, not [0]: see api.schedule
+        payload[0]["hops"] = 1
         api.schedule(ctx, target, api.now(ctx) + api.lookahead(ctx), PING, payload)
 
     @staticmethod

@@ -148,6 +148,21 @@ def schedule_idle(ctx, phone, params):
 
 
 @kernel
+def start_phone(ctx, phones, phone_id, params):
+    """Phone ``phone_id`` at reset, in ``phones[0]``: first call and move times, first event.
+
+    ``phones`` is an argument, so it stays alive while its record is scheduled.
+    """
+    phone = phones[0]
+    phone["id"] = phone_id
+    phone["channel"] = NO_CHANNEL
+    phone["call_end"] = math.inf
+    phone["next_call"] = api.now(ctx) + api.exponential(ctx, params["call_interval"])
+    phone["next_move"] = api.now(ctx) + api.exponential(ctx, params["move_interval"])
+    schedule_idle(ctx, phone, params)
+
+
+@kernel
 def schedule_in_call(ctx, phone):
     """Schedules the first of call end and next move of a phone in a call."""
     if phone["next_move"] < phone["call_end"]:
@@ -298,15 +313,12 @@ class NumbaPcs(NumbaModel):
     @staticmethod
     def on_init(ctx, state, snapshot, params):
         """Each phone of the cell: first call and move times, then its first event."""
-        phone = np.zeros(1, PHONE)[0]
+        # One array, passed whole: a record taken from a temporary array
+        # (np.zeros(1, PHONE)[0]) would outlive the array in compiled code.
+        phones = np.zeros(1, PHONE)
         me = np.int64(api.self_id(ctx))
         for i in range(params["phones_per_cell"]):
-            phone["id"] = me * params["phones_per_cell"] + i
-            phone["channel"] = NO_CHANNEL
-            phone["call_end"] = math.inf
-            phone["next_call"] = api.now(ctx) + api.exponential(ctx, params["call_interval"])
-            phone["next_move"] = api.now(ctx) + api.exponential(ctx, params["move_interval"])
-            schedule_idle(ctx, phone, params)
+            start_phone(ctx, phones, me * params["phones_per_cell"] + i, params)
 
     @staticmethod
     def on_step_begin(ctx, state, snapshot, params):
