@@ -18,6 +18,7 @@ from numba_faulty import (  # noqa: E402
     MIXED_FLOATS,
     RAISE_IN_EVENT,
     RAISE_IN_OBSERVE,
+    TWO_RECORDS,
     WRITE_SNAPSHOT,
     Faulty,
 )
@@ -197,6 +198,16 @@ def test_other_failures_of_compiled_handlers(fault, error, match):
     env = SeerParallelEnv(Faulty, {"fault": fault}, num_threads=2, executor="parallel")
     with pytest.raises(error, match=match):
         env.reset(seed=0)
+        env.step({a: 1 for a in env.agents})
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_payload_array_must_hold_one_record(compiled):
+    # A payload is a record or an array of exactly one (api.schedule).
+    env = SeerParallelEnv(Faulty, {"fault": TWO_RECORDS, "compiled": compiled}, num_threads=1)
+    env.reset(seed=0)
+    expected = "exactly one record" if not compiled else "compiled handler on_event failed"
+    with pytest.raises(seer_env.HandlerError, match=expected):
         env.step({a: 1 for a in env.agents})
 
 
