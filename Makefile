@@ -98,7 +98,8 @@ asan-python: asan-build
 	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg
 	cp -r seer_env $(ASAN_BUILD)/pkg/ && cp $(ASAN_BUILD)/_core*.so $(ASAN_BUILD)/pkg/seer_env/
 	$(SANITIZER_OPTIONS) LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
-		$(PYTHON) .ci/pytest_sanitized.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider $(ASAN_PY_TESTS)
+		$(PYTHON) .ci/pytest_sanitized.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider --capture=sys \
+		$(ASAN_PY_TESTS)
 
 # Hypothesis over Simulation.load blobs, configs and action arrays, under
 # ASan + UBSan (the asan build), for FUZZ_SECONDS (tools/fuzz.py).
