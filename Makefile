@@ -5,14 +5,24 @@ PIP ?= $(PYTHON) -m pip
 CTEST_BUILD ?= build/ctest
 TSAN_BUILD ?= build/tsan
 ASAN_BUILD ?= build/asan
-# The Python run under ASan: the test files that drive the extension.
+# The Python run under ASan: the test files that drive the extension, a
+# compiled NumbaModel (numba's JIT runs under ASan as is) included.
 ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py \
 	tests/test_reliability.py tests/test_fuzz.py tests/test_vector.py tests/test_phold.py \
-	tests/test_parallel.py tests/test_pcs.py tests/test_aircraft.py tests/test_python_model.py
+	tests/test_parallel.py tests/test_pcs.py tests/test_aircraft.py tests/test_python_model.py \
+	tests/test_numba_model.py tests/test_numba_vector_and_auto.py
+# The Python run under TSan: a compiled NumbaModel on 2-4 worker threads
+# (one small file: TSan slows the runtime 5-15x).
+TSAN_PY_TESTS ?= tests/test_numba_threads.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# pytest runs with --capture=sys under a sanitizer: a report goes to file
+# descriptor 2 as the process dies, and fd capture would swallow it.
+# The interpreter itself, not a launcher script (a pyenv shim is a bash
+# script, and bash crashes with the TSan runtime preloaded).
+PYTHON_EXE = $$($(PYTHON) -c 'import sys; print(sys.executable)')
 
-.PHONY: install dev demo test test-cpp tsan asan asan-build asan-cpp asan-python fuzz lint format bench bench-full baselines docs stubs clean
+.PHONY: install dev demo test test-cpp tsan tsan-cpp tsan-python asan asan-build asan-cpp asan-python fuzz lint format bench bench-full baselines docs stubs clean
 
 install:
 	$(PIP) install -e ".[test,bench,docs]"
@@ -33,10 +43,38 @@ test-cpp:
 	cmake --build $(CTEST_BUILD) -j 2
 	ctest --test-dir $(CTEST_BUILD) --output-on-failure
 
-tsan:
-	cmake -S . -B $(TSAN_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# ThreadSanitizer, one build (build/tsan) for both runs: the C++ tests, then a
+# compiled NumbaModel on worker threads driven from Python (TSAN_PY_TESTS)
+# through the TSan-built extension (tsan-python alone builds only _core). As
+# for ASan, python is not instrumented, so the TSan runtime is LD_PRELOADed
+# (its interceptors then see CPython's GIL and the runtime's own locks alike).
+# numba's compiled handlers are not instrumented; the runtime around them
+# (pool, barriers, event lists, the handler context's C ABI) is. No
+# suppressions: a report fails the run. `setarch -R` (no ASLR for that one
+# process, where the container allows it): gcc's TSan runtime aborts with
+# "unexpected memory mapping" when a kernel with more mmap randomization bits
+# (vm.mmap_rnd_bits > 28) maps python or a library inside its shadow ranges.
+TSAN_CONFIGURE = cmake -S . -B $(TSAN_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_BUILD_PYTHON=ON \
+	-DSEER_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
+	-Dpybind11_DIR=$$($(PYTHON) -m pybind11 --cmakedir) >/dev/null
+
+tsan: tsan-cpp tsan-python
+
+tsan-cpp:
+	$(TSAN_CONFIGURE)
 	cmake --build $(TSAN_BUILD) -j 2
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure
+
+tsan-python:
+	$(TSAN_CONFIGURE)
+	cmake --build $(TSAN_BUILD) --target _core -j 2
+	rm -rf $(TSAN_BUILD)/pkg && mkdir -p $(TSAN_BUILD)/pkg
+	cp -r seer_env $(TSAN_BUILD)/pkg/ && cp $(TSAN_BUILD)/_core*.so $(TSAN_BUILD)/pkg/seer_env/
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		LD_PRELOAD="$$($(CXX) -print-file-name=libtsan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
+		$$(setarch -R true 2>/dev/null && echo setarch -R) $(PYTHON_EXE) .ci/pytest_sanitized.py \
+		$(TSAN_BUILD)/pkg -q -p no:cacheprovider --capture=sys $(TSAN_PY_TESTS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer, one build (build/asan) for
 # both runs: the C++ tests, then the Python tests that drive the extension,
@@ -60,7 +98,8 @@ asan-python: asan-build
 	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg
 	cp -r seer_env $(ASAN_BUILD)/pkg/ && cp $(ASAN_BUILD)/_core*.so $(ASAN_BUILD)/pkg/seer_env/
 	$(SANITIZER_OPTIONS) LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
-		$(PYTHON) .ci/pytest_asan.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider $(ASAN_PY_TESTS)
+		$(PYTHON) .ci/pytest_sanitized.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider --capture=sys \
+		$(ASAN_PY_TESTS)
 
 # Hypothesis over Simulation.load blobs, configs and action arrays, under
 # ASan + UBSan (the asan build), for FUZZ_SECONDS (tools/fuzz.py).

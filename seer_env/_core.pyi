@@ -206,9 +206,15 @@ class VectorSimulation:
     """
     num_envs instances of one model, stepped in one call; with the parallel executor they share one thread pool and one executive list.
     """
+    @typing.overload
     def __init__(self, model: str, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
         """
         num_envs (1..65536) instances of the registered model `model`; options as Simulation.
+        """
+    @typing.overload
+    def __init__(self, model: typing.Any, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+        """
+        num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each with its own state); config must be empty; options as Simulation.
         """
     def close(self) -> None:
         """

@@ -222,7 +222,32 @@ def _ol_schedule(ctx, target, time, kind, payload=None):
             )
 
         return impl
-    raise TypeError(f"schedule: payload must be a record (payload_dtype) or None, got {payload}")
+    if (
+        isinstance(payload, types.Array)
+        and payload.ndim == 1
+        and isinstance(payload.dtype, types.Record)
+    ):
+        # A one-record array: the array is an argument of this call, so numba
+        # keeps it (and its record's bytes) alive until the runtime has copied them.
+        size = payload.dtype.size
+
+        def impl(ctx, target, time, kind, payload=None):
+            if payload.shape[0] != 1:
+                raise ValueError("schedule: a payload array must hold exactly one record")
+            return _schedule(
+                ctx,
+                np.uint32(target),
+                np.float64(time),
+                np.uint32(kind),
+                _record_address(payload[0]),
+                np.uint64(size),
+            )
+
+        return impl
+    raise TypeError(
+        "schedule: payload must be a record (payload_dtype), an array of one record, or None, "
+        f"got {payload}"
+    )
 
 
 @overload(handler_api.popcount)

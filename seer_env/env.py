@@ -18,6 +18,7 @@ from pettingzoo import ParallelEnv
 
 from seer_env import _core, stpa
 from seer_env.action_checker import ActionChecker
+from seer_env.model_source import new_simulation, runs_on_threads
 from seer_env.numba_model import NumbaModel
 from seer_env.python_model import PythonModel
 from seer_env.seeding import episode_seed
@@ -76,8 +77,8 @@ class SeerParallelEnv(ParallelEnv):
     Args:
         model: name of a registered C++ model (``seer_env.model_names()``), or a
             ``seer_env.PythonModel`` subclass (serial executor only), or a
-            ``seer_env.NumbaModel`` subclass (compiled: any executor; with
-            ``num_threads="auto"`` it runs serially, pass a thread count).
+            ``seer_env.NumbaModel`` subclass (compiled: any executor, and
+            ``num_threads="auto"`` as for a C++ model; ``compiled=False``: serial).
         model_config: the model's numeric settings (a PythonModel subclass
             receives them as keyword arguments).
         seed: seed used by the first ``reset()`` that is not given one.
@@ -121,8 +122,8 @@ class SeerParallelEnv(ParallelEnv):
                 f"executor must be None or one of {_core.executor_names()}, got {executor!r}"
             )
         threads = stpa.parse_num_threads(num_threads)
-        if threads == stpa.AUTO and not isinstance(model, str):
-            threads = 1  # a PythonModel runs serially: nothing for STPA to choose
+        if threads == stpa.AUTO and not runs_on_threads(model, model_config or {}):
+            threads = 1  # Python handlers run serially: nothing for STPA to choose
         if threads != stpa.AUTO and executor != "serial":
             stpa.warn_if_oversubscribed(threads)
         if not isinstance(check, bool):
@@ -151,17 +152,7 @@ class SeerParallelEnv(ParallelEnv):
         self._cycles = 0
 
     def _new_simulation(self) -> _core.Simulation:
-        if isinstance(self._model, str):
-            return _core.Simulation(self._model, self._model_config, **self._options)
-        if isinstance(self._model, type) and issubclass(self._model, NumbaModel):
-            model = self._model.from_config(self._model_config)
-            return _core.Simulation(model.runtime_model(), **self._options)
-        if not (isinstance(self._model, type) and issubclass(self._model, PythonModel)):
-            raise ValueError(
-                f"model must be a registered model name or a PythonModel or NumbaModel "
-                f"subclass, got {self._model!r}"
-            )
-        return _core.Simulation(self._model.from_config(self._model_config), **self._options)
+        return new_simulation(self._model, self._model_config, **self._options)
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:

@@ -102,12 +102,22 @@ def next_u64(ctx) -> int:
 
 
 def schedule(ctx, target: int, time: float, kind: int, payload=None) -> int:
-    """Schedule ``kind`` for ``target`` at ``time`` with a payload record (or None).
+    """Schedule ``kind`` for ``target`` at ``time`` with a payload (or None).
+
+    ``payload``: a ``payload_dtype`` record, or an array of one record. Build a
+    new payload as an array and pass the array (``p = np.zeros(1, PAYLOAD)``,
+    ``p[0]["hops"] = 1``, ``schedule(ctx, ..., p)``): in compiled code a record
+    taken from an array (``np.zeros(1, PAYLOAD)[0]``) does not keep the array
+    alive, and numba frees the array after its last use, which can come before
+    the runtime reads the record (a use after free: ``make asan``/``make tsan``
+    report it).
 
     ``time`` must be >= now for the entity itself and >= now + lookahead for
     others; a breach raises ``seer_env.ContractViolation`` when the handler
     returns (compiled) or at once (interpreted). Returns 0.
     """
+    if payload is not None and getattr(payload, "ndim", 0) == 1 and len(payload) != 1:
+        raise ValueError("schedule: a payload array must hold exactly one record")
     ctx.context.schedule(target, time, kind, None if payload is None else payload.tobytes())
     return 0
 

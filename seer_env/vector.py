@@ -3,6 +3,8 @@
 ``seer_env.vector.make("pcs_v0", num_envs=M, **config)`` steps all M instances
 in one C++ call: with ``executor="parallel"`` they share one thread pool and
 one executive list, so small instances fill the threads together.
+``make(NumbaPcs, num_envs=M, width=8, ...)`` does the same for a compiled
+``seer_env.NumbaModel`` subclass.
 
 Layout (SuperSuit's): agents are flattened into the batch. Row
 ``i * num_agents + j`` is agent ``j`` of instance ``i``; ``num_envs`` of the
@@ -40,6 +42,9 @@ from gymnasium.vector.utils import batch_space
 
 from seer_env import _core
 from seer_env.action_checker import ActionChecker
+from seer_env.env import SeerParallelEnv
+from seer_env.model_source import is_numba_model, new_vector_simulation
+from seer_env.numba_model import NumbaModel
 from seer_env.registry import make as make_env
 from seer_env.seeding import episode_seed
 from seer_env.validation import validate_int, validate_seed
@@ -63,15 +68,29 @@ def name_instance(exc: BaseException, instance: int) -> None:
         exc.args = (f"instance {instance}", *exc.args)
 
 
+# SeerParallelEnv's options; the other keywords of a NumbaModel's vector env configure the model.
+_ENV_OPTIONS = ("max_cycles", "executor", "num_threads", "check", "event_budget")
+
+
+def _prototype(name: str | type[NumbaModel], config: dict) -> SeerParallelEnv:
+    """One instance: the env ``name`` (``seer_env.env_names()``) or a NumbaModel's env."""
+    if not is_numba_model(name):
+        return make_env(name, **config)
+    options = {k: config.pop(k) for k in _ENV_OPTIONS if k in config}
+    proto = SeerParallelEnv(name, config, **options)
+    config.update(options)  # kept whole, as for a named env
+    return proto
+
+
 class SeerVectorEnv(VectorEnv):
     """``num_instances`` copies of a seer_env env as one Gymnasium VectorEnv."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, name: str, num_envs: int, **config: Any) -> None:
+    def __init__(self, name: str | type[NumbaModel], num_envs: int, **config: Any) -> None:
         self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
         seed = validate_seed(config.pop("seed", None))
-        proto = make_env(name, **config)  # validates config, declares spaces
+        proto = _prototype(name, config)  # validates config, declares spaces
         if proto._stpa_request is not None:  # num_threads="auto": STPA picks once, for the batch
             proto._choose_executor(num_envs=self.num_instances)
         #: STPA's report when num_threads="auto" (what it measured and why it chose), else None.
@@ -105,7 +124,7 @@ class SeerVectorEnv(VectorEnv):
 
     def _new_simulation(self) -> _core.VectorSimulation:
         model, config, options = self._sim_args
-        return _core.VectorSimulation(model, config, self.num_instances, **options)
+        return new_vector_simulation(model, config, self.num_instances, **options)
 
     # -- helpers --------------------------------------------------------------------------------
     def _rows(self, instance_mask: np.ndarray) -> np.ndarray:
@@ -308,8 +327,11 @@ class SeerVectorEnv(VectorEnv):
                 self.sim.load(i, blob)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Join the background thread (a ``step_async()`` in flight finishes first) and the
-        worker threads (one pool for the batch; a later step starts fresh ones)."""
+        """Join the background thread and the worker threads.
+
+        A ``step_async()`` in flight finishes first; the pool is one for the
+        batch, and a later step starts fresh threads.
+        """
         sim = self.__dict__.get("sim")  # absent when the constructor failed
         if sim is not None:
             sim.close()
@@ -317,8 +339,13 @@ class SeerVectorEnv(VectorEnv):
         self._pending = None
 
 
-def make(name: str, num_envs: int, **config: Any) -> SeerVectorEnv:
-    """``num_envs`` instances of env ``name`` as one Gymnasium VectorEnv (see module doc)."""
+def make(name: str | type[NumbaModel], num_envs: int, **config: Any) -> SeerVectorEnv:
+    """``num_envs`` instances of env ``name`` as one Gymnasium VectorEnv (see module doc).
+
+    ``name`` may also be a ``seer_env.NumbaModel`` subclass (compiled): ``config``
+    then holds its parameters and the env options (``executor``, ``num_threads``,
+    ``max_cycles``, ``check``, ``event_budget``, ``seed``).
+    """
     return SeerVectorEnv(name, num_envs, **config)
 
 

@@ -12,7 +12,7 @@ from seer_env import handler_api as api
 
 # params["fault"]: which failure to inject.
 NONE, RAISE_IN_EVENT, EARLY_SCHEDULE, RAISE_IN_OBSERVE = range(4)
-BELOW_ZERO, BAD_TARGET, MIXED_FLOATS, WRITE_SNAPSHOT = range(4, 8)
+BELOW_ZERO, BAD_TARGET, MIXED_FLOATS, WRITE_SNAPSHOT, TWO_RECORDS = range(4, 9)
 PING = 0
 PAYLOAD = np.dtype([("hops", "<u8")])
 
@@ -37,8 +37,8 @@ class Faulty(NumbaModel):
     @staticmethod
     def on_action(ctx, state, snapshot, params, action):
         target = (api.self_id(ctx) + 1) % api.num_entities(ctx)
-        payload = np.zeros(1, PAYLOAD)[0]
-        payload["hops"] = 1
+        payload = np.zeros(1, PAYLOAD)  # the array, not [0]: see api.schedule
+        payload[0]["hops"] = 1
         api.schedule(ctx, target, api.now(ctx) + api.lookahead(ctx), PING, payload)
 
     @staticmethod
@@ -56,6 +56,8 @@ class Faulty(NumbaModel):
             api.below(ctx, 0)
         if fault == WRITE_SNAPSHOT:
             snapshot[0]["pings"] = 99  # compiled code can; check=True catches it
+        if fault == TWO_RECORDS:
+            api.schedule(ctx, api.self_id(ctx), api.now(ctx) + 1.0, PING, np.zeros(2, PAYLOAD))
         if fault == BAD_TARGET:
             api.schedule(ctx, api.num_entities(ctx) + 5, api.now(ctx) + 1.0, PING, payload)
 

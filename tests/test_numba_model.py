@@ -18,6 +18,7 @@ from numba_faulty import (  # noqa: E402
     MIXED_FLOATS,
     RAISE_IN_EVENT,
     RAISE_IN_OBSERVE,
+    TWO_RECORDS,
     WRITE_SNAPSHOT,
     Faulty,
 )
@@ -52,7 +53,7 @@ def _executor(threads):
     return "serial" if threads == 1 else "parallel"
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     config=PCS_CONFIGS,
     seed=st.integers(0, 2**63),
@@ -63,7 +64,7 @@ def test_numba_pcs_is_the_cpp_pcs_byte_for_byte(config, seed, threads, executor)
     # The C++ model, serial, is the reference: outputs, state(), infos and the
     # runtime digest (states, streams, pending events: the records agree).
     cpp = SeerParallelEnv("pcs", config, num_threads=1)
-    reference, actions = record(cpp, seed, steps=6)
+    reference, actions = record(cpp, seed, steps=8)
     interpreted = SeerParallelEnv(NumbaPcs, {**config, "compiled": False}, num_threads=1)
     runs = [("interpreted", interpreted)]
     for n in threads:
@@ -72,10 +73,27 @@ def test_numba_pcs_is_the_cpp_pcs_byte_for_byte(config, seed, threads, executor)
         )
         runs.append((f"compiled, {env.runtime.executor} x{n}", env))
     for name, env in runs:
-        frames, _ = record(env, seed, steps=6, actions=actions)
+        frames, _ = record(env, seed, steps=8, actions=actions)
         found = compare_frames(reference, frames)
         assert not found, f"numba PCS ({name}) differs from C++ pcs at {found}"
         assert env.sim.totals() == cpp.sim.totals()
+
+
+@pytest.mark.parametrize("seed", [0, 2**63 + 11])
+def test_numba_pcs_on_every_thread_count_1_to_8(seed):
+    # Every pool size 1..8 on one config with many cross-cell events (short
+    # moves, several rounds per step), 10 steps: digests and output bytes.
+    config = {"width": 6, "height": 5, "phones_per_cell": 8, "move_interval": 45.0}
+    config.update(handoff_delay=7.5, step_minutes=60.0)
+    cpp = SeerParallelEnv("pcs", config, num_threads=1)
+    reference, actions = record(cpp, seed, steps=10)
+    for n in range(1, 9):
+        env = SeerParallelEnv(NumbaPcs, config, executor=_executor(n), num_threads=n)
+        frames, _ = record(env, seed, steps=10, actions=actions)
+        found = compare_frames(reference, frames)
+        assert not found, f"numba PCS x{n} differs from C++ pcs at {found}"
+        assert env.runtime.num_threads == n and env.sim.totals() == cpp.sim.totals()
+    assert env.runtime.cross_events > 0 and env.runtime.rounds > 1  # the threads had to sync
 
 
 @pytest.mark.parametrize(
@@ -141,6 +159,10 @@ def test_exception_in_handler_is_handler_error(compiled, capfd):
         env.step({a: 1 for a in env.agents})
     assert info.value.kind == "PING" and info.value.time == 0.5
     assert info.value.entity in range(3)
+    # The message names the entity, the event kind and the time, as for a C++ model.
+    assert f"handler failed: entity {info.value.entity} handling 'PING' at t=0.5: " in str(
+        info.value
+    )
     expected = "compiled=False" if compiled else "boom in on_event"
     assert expected in str(info.value)
     assert "Exception ignored" not in capfd.readouterr().err
@@ -155,6 +177,10 @@ def test_contract_breach_is_contract_violation(compiled, capfd):
     v = info.value
     assert (v.kind, v.time, v.event_time) == ("PING", 0.5, 0.75)
     assert v.target == (v.entity + 1) % 3
+    assert (
+        f"entity {v.entity} handling 'PING' at t=0.5 scheduled 'PING' for entity {v.target} "
+        "at t=0.75 (lookahead 0.5, 3 entities)"
+    ) in str(v)
     assert "Exception ignored" not in capfd.readouterr().err
     with pytest.raises(RuntimeError, match="reset"):  # the env needs reset, as for any model
         env.step({a: 1 for a in env.agents})
@@ -172,6 +198,16 @@ def test_other_failures_of_compiled_handlers(fault, error, match):
     env = SeerParallelEnv(Faulty, {"fault": fault}, num_threads=2, executor="parallel")
     with pytest.raises(error, match=match):
         env.reset(seed=0)
+        env.step({a: 1 for a in env.agents})
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_payload_array_must_hold_one_record(compiled):
+    # A payload is a record or an array of exactly one (api.schedule).
+    env = SeerParallelEnv(Faulty, {"fault": TWO_RECORDS, "compiled": compiled}, num_threads=1)
+    env.reset(seed=0)
+    expected = "exactly one record" if not compiled else "compiled handler on_event failed"
+    with pytest.raises(seer_env.HandlerError, match=expected):
         env.step({a: 1 for a in env.agents})
 
 
@@ -241,3 +277,78 @@ def test_params_and_records_are_validated():
     model.params_record = np.zeros(1, np.dtype([("other", "<f8")]))[0]
     with pytest.raises(ValueError, match="params_record must be one"):
         model._compiled_layout()
+
+
+RATIO_CASES = [
+    {"move_interval": 1e-6},
+    {"move_interval": 1e-300},
+    {"call_interval": 1e-6},
+    {"call_interval": 1e-300},
+    {"call_interval": 2e11, "move_interval": 1e7},
+]
+
+
+@pytest.mark.parametrize("config", RATIO_CASES)
+def test_numba_pcs_refuses_what_the_cpp_pcs_refuses_in_the_same_words(config):
+    # pcs.cpp's require_mean_ratio: a handler would loop ~1e4+ draws per event.
+    with pytest.raises(ValueError) as cpp:
+        _core.Simulation("pcs", {"width": 2, "height": 2, **config})
+    assert "/ 1e4 (one handler draws" in str(cpp.value)
+    with pytest.raises(ValueError) as direct:
+        NumbaPcs(width=2, height=2, **config)
+    with pytest.raises(ValueError) as env:
+        SeerParallelEnv(NumbaPcs, {"width": 2, "height": 2, **config}, num_threads=1)
+    assert str(direct.value) == str(env.value) == str(cpp.value)
+
+
+LOG_MEANS = st.floats(-12, 12).map(lambda e: 10.0**e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(call_interval=LOG_MEANS, call_duration=LOG_MEANS, move_interval=LOG_MEANS)
+def test_numba_pcs_accepts_exactly_the_configs_the_cpp_pcs_accepts(
+    call_interval, call_duration, move_interval
+):
+    config = {
+        "width": 2,
+        "height": 2,
+        "call_interval": call_interval,
+        "call_duration": call_duration,
+        "move_interval": move_interval,
+    }
+    errors = []
+    for build in (lambda: _core.Simulation("pcs", config), lambda: NumbaPcs(**config)):
+        try:
+            build()
+            errors.append(None)
+        except ValueError as exc:
+            errors.append(str(exc))
+    assert errors[0] == errors[1]
+
+
+class _StuckClock:
+    """An interpreted handler context at t=1e15, where a 1e-4 draw no longer moves time."""
+
+    class _Rng:
+        def exponential(self, mean):
+            return mean
+
+        def below(self, n):
+            return 0
+
+    def __init__(self):
+        self.context = type("Ctx", (), {"now": 1e15, "self": 0, "rng": self._Rng()})()
+
+
+def test_numba_pcs_loops_are_capped_like_the_cpp_ones(monkeypatch):
+    # pcs.cpp caps both draw loops (kMaxLoopDraws): a loop the clock cannot
+    # advance raises instead of hanging. The same source is compiled; here the
+    # interpreted kernel runs with a small cap so that the test is quick.
+    from seer_env.models import numba_pcs
+
+    monkeypatch.setattr(numba_pcs, "MAX_LOOP_DRAWS", 1000)
+    params = NumbaPcs(width=2, height=2, move_interval=1e-4, call_interval=1.0).params_record
+    phone = np.zeros(1, numba_pcs.PHONE)[0]
+    phone["next_move"], phone["next_call"] = 1e15, 2e15
+    with pytest.raises(ValueError, match="drew more than 4194304 moves in one handler"):
+        numba_pcs.schedule_idle(_StuckClock(), phone, params)

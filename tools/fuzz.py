@@ -15,7 +15,7 @@ ends the run with a nonzero exit. Run under ASan by ``make fuzz`` (the
 extension from build/asan, as ``make asan-python`` does).
 
 Usage: python tools/fuzz.py [PACKAGE_DIR]: with PACKAGE_DIR (a copy of
-seer_env/ holding the ASan-built _core, as .ci/pytest_asan.py takes), that
+seer_env/ holding the ASan-built _core, as .ci/pytest_sanitized.py takes), that
 package is imported instead of the editable install.
 
 Limit (documented): a crafted blob's model state bytes and event payloads

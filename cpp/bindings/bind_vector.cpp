@@ -4,10 +4,13 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "bindings.hpp"
 #include "convert.hpp"
 #include "interrupt.hpp"
+#include "numba_model.hpp"
 #include "seer/background_worker.hpp"
 #include "seer/vector_simulation.hpp"
 
@@ -69,6 +72,21 @@ void raise_failures(PyVectorSimulation& self, const std::vector<std::exception_p
   if (first) std::rethrow_exception(first);
 }
 
+// The batch output arrays, and every instance's outputs redirected into them.
+void wire_outputs(PyVectorSimulation& self) {
+  const ModelSpec& s = self.vec->spec();
+  const auto rows = static_cast<py::ssize_t>(self.vec->size() * s.num_agents);
+  self.observations = py::array_t<float>({rows, static_cast<py::ssize_t>(s.obs_dim)});
+  self.rewards = py::array_t<double>(rows);
+  self.terminations = py::array_t<std::uint8_t>(rows);
+  self.truncations = py::array_t<std::uint8_t>(rows);
+  self.infos = py::array_t<std::int64_t>({rows, static_cast<py::ssize_t>(s.info_keys.size())});
+  self.vec->redirect_outputs(Outputs{self.observations.mutable_data(),
+                                     self.rewards.mutable_data(),
+                                     self.terminations.mutable_data(),
+                                     self.truncations.mutable_data(), self.infos.mutable_data()});
+}
+
 // Checked step inputs (with the GIL held): actions, alive (or empty), modes, seeds.
 struct StepInputs {
   py::array actions;
@@ -119,24 +137,46 @@ void bind_vector(py::module_& m) {
                  to_options(executor, num_threads, check, event_budget);
              self->vec = std::make_unique<VectorSimulation>(
                  model, to_config(config), to_count(num_envs, "num_envs", 1, 65536), options);
-             const ModelSpec& s = self->vec->spec();
-             const auto rows = static_cast<py::ssize_t>(self->vec->size() * s.num_agents);
-             self->observations = py::array_t<float>({rows, static_cast<py::ssize_t>(s.obs_dim)});
-             self->rewards = py::array_t<double>(rows);
-             self->terminations = py::array_t<std::uint8_t>(rows);
-             self->truncations = py::array_t<std::uint8_t>(rows);
-             self->infos = py::array_t<std::int64_t>(
-                 {rows, static_cast<py::ssize_t>(s.info_keys.size())});
-             self->vec->redirect_outputs(Outputs{
-                 self->observations.mutable_data(), self->rewards.mutable_data(),
-                 self->terminations.mutable_data(), self->truncations.mutable_data(),
-                 self->infos.mutable_data()});
+             wire_outputs(*self);
              return self;
            }),
            py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000,
            "num_envs (1..65536) instances of the registered model `model`; options as Simulation.")
+      .def(py::init([](const py::object& model, const py::dict& config, const py::object& num_envs,
+                       const std::string& executor, const py::object& num_threads, bool check,
+                       const py::object& event_budget) {
+             if (!config.empty()) {
+               throw std::invalid_argument(
+                   "config must be empty for a NumbaModel instance (configure it in its "
+                   "constructor)");
+             }
+             const SimulationOptions options =
+                 to_options(executor, num_threads, check, event_budget);
+             const std::size_t count = to_count(num_envs, "num_envs", 1, 65536);
+             // Each instance gets its own CompiledModel (the handlers are shared code).
+             VectorSimulation::ModelMaker make = [&model] {
+               std::unique_ptr<Model> compiled = make_compiled_model(model);
+               if (!compiled) {
+                 throw std::invalid_argument(
+                     "model must be a registered model name or a compiled seer_env.NumbaModel "
+                     "instance (Python handlers hold the GIL: run a PythonModel or "
+                     "compiled=False in a SeerParallelEnv), got " +
+                     py::repr(model).cast<std::string>());
+               }
+               return compiled;
+             };
+             auto self = std::make_unique<PyVectorSimulation>();
+             self->vec = std::make_unique<VectorSimulation>(make, count, options);
+             wire_outputs(*self);
+             return self;
+           }),
+           py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
+           py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
+           py::arg("event_budget") = 50'000'000,
+           "num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each "
+           "with its own state); config must be empty; options as Simulation.")
       .def("release_threads",
            [](PyVectorSimulation& self) {
              require_no_step_in_flight(self);

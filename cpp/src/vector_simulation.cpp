@@ -9,13 +9,18 @@
 namespace seer {
 
 VectorSimulation::VectorSimulation(const std::string& model, const Config& config,
-                                   std::size_t num_envs, const SimulationOptions& options) {
+                                   std::size_t num_envs, const SimulationOptions& options)
+    : VectorSimulation([&model, &config] { return make_model(model, config); }, num_envs,
+                       options) {}
+
+VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
+                                   const SimulationOptions& options) {
   if (num_envs < 1 || num_envs > 65536) {
     throw std::invalid_argument("num_envs must be in [1, 65536], got " + std::to_string(num_envs));
   }
   runner_ = make_batch_runner(options.executor, options.num_threads);
   for (std::size_t i = 0; i < num_envs; ++i) {
-    auto sim = std::make_unique<Simulation>(make_model(model, config), options);
+    auto sim = std::make_unique<Simulation>(make(), options);
     // The model checked that one instance fits; check the whole batch before building it.
     if (i == 0) require_memory(sim->spec(), "this config", num_envs);
     sim->set_executor(runner_->add_instance());

@@ -26,6 +26,11 @@ NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = 0, 1, 2, 3
 NO_CHANNEL = 0xFFFFFFFF
 OBS_DIM = 10
 ONE = np.uint64(1)
+# pcs.cpp's kMaxMeanDraws and kMaxLoopDraws: validation bounds the mean number
+# of draws of the two loops (moves of an idle phone, busy lines of a call);
+# the cap stops a loop the clock can no longer advance, so no handler hangs.
+MAX_MEAN_DRAWS = 1e4
+MAX_LOOP_DRAWS = 1 << 22
 
 # The records of pcs.hpp (PcsCounters, PcsState, PcsPublic, PcsPhone), field for field.
 COUNTERS = np.dtype(
@@ -122,8 +127,15 @@ def schedule_idle(ctx, phone, params):
     me = np.int64(api.self_id(ctx))
     now = api.now(ctx)
     cell = me
+    draws = 0
     while True:
         while phone["next_move"] < phone["next_call"]:
+            draws += 1
+            if draws > MAX_LOOP_DRAWS:
+                raise ValueError(
+                    "pcs: a phone drew more than 4194304 moves in one handler: "
+                    "the clock no longer resolves the configured mean intervals"
+                )
             cell = neighbour(cell, api.below(ctx, 4), params)
             phone["next_move"] += api.exponential(ctx, params["move_interval"])
         # The deviation (pcs.hpp): nothing reaches another cell before now + L,
@@ -133,6 +145,21 @@ def schedule_idle(ctx, phone, params):
             break
         phone["next_call"] = earliest
     api.schedule(ctx, cell, phone["next_call"], NEXT_CALL, phone)
+
+
+@kernel
+def start_phone(ctx, phones, phone_id, params):
+    """Phone ``phone_id`` at reset, in ``phones[0]``: first call and move times, first event.
+
+    ``phones`` is an argument, so it stays alive while its record is scheduled.
+    """
+    phone = phones[0]
+    phone["id"] = phone_id
+    phone["channel"] = NO_CHANNEL
+    phone["call_end"] = math.inf
+    phone["next_call"] = api.now(ctx) + api.exponential(ctx, params["call_interval"])
+    phone["next_move"] = api.now(ctx) + api.exponential(ctx, params["move_interval"])
+    schedule_idle(ctx, phone, params)
 
 
 @kernel
@@ -159,6 +186,15 @@ def write_counters(counters, out):
 def busy_fraction(busy, params):
     """``busy`` channels as a fraction of all."""
     return np.float64(busy) / np.float64(params["channels"])
+
+
+def require_mean_ratio(small: str, small_value: float, large: str, large_value: float) -> None:
+    """pcs.cpp's check, word for word: one handler draws ``large / small`` times on average."""
+    if large_value / small_value > MAX_MEAN_DRAWS:
+        raise ValueError(
+            f"{small} must be >= {large} / 1e4 (one handler draws {large} / {small} times on "
+            f"average), got {small}={small_value:f}, {large}={large_value:f}"
+        )
 
 
 def _int(name, default, low, high, doc):
@@ -249,6 +285,8 @@ class NumbaPcs(NumbaModel):
         for p in self.params:
             if p.get("high_is_cap") and c[p["name"]] > p["high"]:
                 raise ValueError(f"{p['name']} must be <= {p['high']!r}, got {c[p['name']]!r}")
+        require_mean_ratio("move_interval", c["move_interval"], "call_interval", c["call_interval"])
+        require_mean_ratio("call_interval", c["call_interval"], "call_duration", c["call_duration"])
         cells = c["width"] * c["height"]
         if cells * c["phones_per_cell"] > 1e8:
             raise ValueError(
@@ -275,15 +313,12 @@ class NumbaPcs(NumbaModel):
     @staticmethod
     def on_init(ctx, state, snapshot, params):
         """Each phone of the cell: first call and move times, then its first event."""
-        phone = np.zeros(1, PHONE)[0]
+        # One array, passed whole: a record taken from a temporary array
+        # (np.zeros(1, PHONE)[0]) would outlive the array in compiled code.
+        phones = np.zeros(1, PHONE)
         me = np.int64(api.self_id(ctx))
         for i in range(params["phones_per_cell"]):
-            phone["id"] = me * params["phones_per_cell"] + i
-            phone["channel"] = NO_CHANNEL
-            phone["call_end"] = math.inf
-            phone["next_call"] = api.now(ctx) + api.exponential(ctx, params["call_interval"])
-            phone["next_move"] = api.now(ctx) + api.exponential(ctx, params["move_interval"])
-            schedule_idle(ctx, phone, params)
+            start_phone(ctx, phones, me * params["phones_per_cell"] + i, params)
 
     @staticmethod
     def on_step_begin(ctx, state, snapshot, params):
@@ -322,7 +357,14 @@ class NumbaPcs(NumbaModel):
             take_channel(state, phone)
             phone["call_end"] = now + api.exponential(ctx, params["call_duration"])
             phone["next_call"] = now + api.exponential(ctx, params["call_interval"])
+            draws = 0
             while phone["next_call"] < phone["call_end"]:
+                draws += 1
+                if draws > MAX_LOOP_DRAWS:
+                    raise ValueError(
+                        "pcs: a phone drew more than 4194304 busy lines in one handler: "
+                        "the clock no longer resolves the configured mean intervals"
+                    )
                 step["busy_lines"] += ONE
                 total["busy_lines"] += ONE
                 step["call_attempts"] += ONE

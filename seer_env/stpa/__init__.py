@@ -38,6 +38,7 @@ from typing import Any
 
 from seer_env import _core
 from seer_env._version import __version__
+from seer_env.model_source import ModelSource, model_key
 from seer_env.stpa import cost_model, hardware, load, revalidate
 from seer_env.stpa.cache import ENV_VAR as CACHE_ENV_VAR
 from seer_env.stpa.cache import DecisionCache, default_path, make_key
@@ -169,7 +170,7 @@ _VALIDATED: set[tuple[str, str]] = set()
 
 
 def choose(
-    model: str,
+    model: ModelSource,
     config: dict,
     *,
     executor: str | None = None,
@@ -184,7 +185,8 @@ def choose(
     """Choose executor and pool size for ``model`` with ``config`` on this machine.
 
     Args:
-        model: registered model name (``seer_env.model_names()``).
+        model: registered model name (``seer_env.model_names()``) or a compiled
+            ``NumbaModel`` subclass (``seer_env.model_source``).
         config: the model's config, as given to ``Simulation``.
         executor: restrict the choice to this executor (None: serial or parallel).
         check: the env runs with ``check=True`` (then one thread: see module doc).
@@ -239,7 +241,7 @@ def choose(
     identity = {
         "stpa": STPA_VERSION,
         "seer_env": __version__,
-        "model": model,
+        "model": model_key(model),
         "config": {k: float(v) for k, v in sorted(config.items())},
         "executor": executor,
         "num_envs": num_envs,
@@ -316,7 +318,7 @@ def _revalidated(
     decision: Decision,
     runner_up: Candidate | None,
     memo: tuple[str, str],
-    model: str,
+    model: ModelSource,
     config: dict,
     event_budget: int,
     num_envs: int,
@@ -417,7 +419,7 @@ def _from_cache(
 
 
 def _preflight(
-    model: str,
+    model: ModelSource,
     config: dict,
     executor: str | None,
     event_budget: int,

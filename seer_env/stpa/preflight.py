@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from seer_env import _core
+from seer_env.model_source import ModelSource, new_simulation, new_vector_simulation
 
 # Idle pool workers spin this long (thread_pool.hpp kSpinMicros = 200 us) before
 # parking; waiting it out keeps one candidate's spinning workers from stealing
@@ -66,7 +67,7 @@ class Preflight:
 
     def __init__(
         self,
-        model: str,
+        model: ModelSource,
         config: dict,
         *,
         seed: int,
@@ -96,8 +97,8 @@ class Preflight:
             event_budget=self._event_budget,
         )
         if self.num_envs == 1:
-            return _core.Simulation(self._model, self._config, **options)
-        return _core.VectorSimulation(self._model, self._config, self.num_envs, **options)
+            return new_simulation(self._model, self._config, **options)
+        return new_vector_simulation(self._model, self._config, self.num_envs, **options)
 
     def _step(self, sim, step: int) -> tuple[float, dict]:
         """Step ``sim`` with step ``step``'s actions; its time and stats (summed over instances)."""

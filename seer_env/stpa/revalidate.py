@@ -25,6 +25,7 @@ import dataclasses
 import statistics
 import time
 
+from seer_env.model_source import ModelSource
 from seer_env.stpa.load import LoadSignal
 from seer_env.stpa.preflight import Candidate, Preflight
 
@@ -75,7 +76,7 @@ def clearly_slower(ratios: list[float]) -> bool:
 
 
 def duel(
-    model: str,
+    model: ModelSource,
     config: dict,
     cached: Candidate,
     runner_up: Candidate,

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "seer/config.hpp"
 #include "seer/executor.hpp"
+#include "seer/model.hpp"
 #include "seer/simulation.hpp"
 
 namespace seer {
@@ -24,8 +26,14 @@ class VectorSimulation {
   // What step() does with each instance.
   enum Mode : std::uint8_t { kStep = 0, kReset = 1, kSkip = 2 };
 
+  // Makes one instance's model (each instance owns its own).
+  using ModelMaker = std::function<std::unique_ptr<Model>()>;
+
+  // num_envs instances of the registered model `model` with `config`.
   VectorSimulation(const std::string& model, const Config& config, std::size_t num_envs,
                    const SimulationOptions& options);
+  // num_envs instances of the models `make` returns (a compiled NumbaModel).
+  VectorSimulation(const ModelMaker& make, std::size_t num_envs, const SimulationOptions& options);
 
   std::size_t size() const { return sims_.size(); }
   // std::out_of_range -> IndexError. Do not set_executor() on an instance:
