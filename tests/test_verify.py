@@ -79,6 +79,26 @@ def test_a_neighbour_write_is_caught_with_checking_on(planted):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("num_threads", ["auto", 2])
+def test_a_neighbour_write_is_caught_by_a_plain_env_with_default_arguments(planted, num_threads):
+    # The silent 484 vs 494: the default first-steps checks stop it at step 1,
+    # on any executor (a checked step runs one handler at a time).
+    env = seer_env.SeerParallelEnv("planted_heat", {"mode": 2}, num_threads=num_threads)
+    env.reset(seed=0)
+    with pytest.raises(seer_env.ContractViolation) as info:
+        env.step({a: 0 for a in env.agents})
+    err = info.value
+    assert re.search(r"entity 0 handling 'TICK' at t=0\.1\d* wrote the state of entity 1", str(err))
+    assert (err.entity, err.kind, err.target) == (0, "TICK", 1) and 0.1 <= err.time < 0.11
+    assert env.sim.needs_reset
+    # Turned off, the breach runs silently (what the default is for).
+    quiet = seer_env.SeerParallelEnv("planted_heat", {"mode": 2}, num_threads=1, check_steps=0)
+    quiet.reset(seed=0)
+    for _ in range(3):
+        quiet.step({a: 0 for a in quiet.agents})
+
+
+@pytest.mark.slow
 def test_a_neighbour_live_read_is_located(planted):
     failed = _failed(_verify(3))
     assert "differs from serial (seed 0) at step" in failed["serial equivalence"]

@@ -83,6 +83,14 @@ void read_array(Reader& r, T* data, std::size_t n) {
   r.bytes(data, n * sizeof(T));
 }
 
+// Moves every pending event (a checked step's serial stand-in and back).
+void move_pending(Executor& from, Executor& to) {
+  std::vector<Event> pending;
+  from.collect_pending(pending);
+  from.clear();
+  for (const Event& e : pending) to.insert(e);
+}
+
 }  // namespace
 
 Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& options)
@@ -132,8 +140,49 @@ void Simulation::set_executor(std::unique_ptr<Executor> next) {
   executor_ = std::move(next);
   options_.executor = executor_->name();
   options_.num_threads = executor_->num_threads();
-  // The foreign-write check needs one handler at a time.
-  dispatcher_.set_write_check(options_.check && executor_->num_threads() == 1);
+}
+
+template <class Fn>
+void Simulation::one_handler_at_a_time(Fn&& fn) {
+  // The write check compares every other entity's state after each handler:
+  // only sound while no other handler runs.
+  dispatcher_.set_write_check(true);
+  try {
+    if (executor_->num_threads() == 1) {
+      fn(*executor_);
+    } else {
+      if (!stand_in_) {
+        stand_in_ = make_executor("serial", 1);
+        stand_in_->bind(dispatcher_);
+      }
+      move_pending(*executor_, *stand_in_);
+      try {
+        fn(*stand_in_);
+      } catch (...) {
+        move_pending(*stand_in_, *executor_);  // pending_events() stays meaningful
+        throw;
+      }
+      move_pending(*stand_in_, *executor_);
+    }
+  } catch (...) {
+    dispatcher_.set_write_check(false);
+    throw;
+  }
+  dispatcher_.set_write_check(false);
+}
+
+void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
+  stats.threads = 1;
+  one_handler_at_a_time([&](Executor& executor) { executor.run_step(window, stats); });
+}
+
+void Simulation::execute(const StepWindow& window, StepStats& stats) {
+  if (step_checked_) {
+    run_checked(window, stats);
+    return;
+  }
+  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
+  executor_->run_step(window, stats);
 }
 
 void Simulation::require_ready(const char* what) const {
@@ -152,13 +201,18 @@ void Simulation::reset(std::uint64_t seed) {
     auto fresh = make_executor(options_.executor, options_.num_threads);
     fresh->bind(dispatcher_);
     executor_ = std::move(fresh);
+    stand_in_.reset();  // torn the same way if the fork came in a checked step
     executor_torn_ = false;
   }
   dispatcher_.clear_stop();
   model_->reset_states();
   dispatcher_.reseed(seed);
   executor_->clear();
-  executor_->initialize();
+  if (options_.check) {
+    one_handler_at_a_time([](Executor& executor) { executor.initialize(); });
+  } else {
+    executor_->initialize();
+  }
   now_ = 0.0;
   steps_ = 0;
   events_total_ = 0;
@@ -187,8 +241,7 @@ void Simulation::step(const void* actions, const std::uint8_t* alive) {
   const auto start = std::chrono::steady_clock::now();
   const StepWindow window = begin_step(actions, alive);
   StepStats stats;
-  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
-  executor_->run_step(window, stats);
+  execute(window, stats);
   finish_step(window, stats, start);
 }
 
@@ -207,7 +260,9 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   window.alive = alive;
   window.num_agents = model_->spec().num_agents;
   window.event_budget = options_.event_budget;
-  if (options_.check) snapshot_before_ = snapshot_digest();
+  step_checked_ = options_.check || checked_steps_left_ > 0;
+  if (checked_steps_left_ > 0) --checked_steps_left_;
+  if (step_checked_) snapshot_before_ = snapshot_digest();
   needs_reset_ = true;  // until the step completes
   dispatcher_.clear_stop();
   return window;
@@ -217,8 +272,7 @@ void Simulation::run_window(double t_end, const void* actions, const std::uint8_
   const auto start = std::chrono::steady_clock::now();
   const StepWindow window = make_window(t_end, actions, alive);
   StepStats stats;
-  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
-  executor_->run_step(window, stats);
+  execute(window, stats);
   finish_step(window, stats, start);
 }
 
@@ -232,7 +286,7 @@ std::uint64_t Simulation::snapshot_digest() const {
 
 void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
                              std::chrono::steady_clock::time_point started) {
-  if (options_.check && snapshot_digest() != snapshot_before_) {
+  if (step_checked_ && snapshot_digest() != snapshot_before_) {
     throw ContractViolation(
         "contract violation: the snapshot changed during the step ending at t=" +
             std::to_string(window.t_end) + " (handlers must only read it)",

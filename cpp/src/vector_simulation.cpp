@@ -56,8 +56,16 @@ std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
       } else if (modes[i] == kStep) {
         const void* acts = static_cast<const unsigned char*>(actions) + i * n * action_bytes;
         const std::uint8_t* live = alive == nullptr ? nullptr : alive + i * n;
-        windows_.push_back(sims_[i]->begin_step(acts, live));
-        batch_.push_back(i);
+        const StepWindow window = sims_[i]->begin_step(acts, live);
+        if (sims_[i]->step_checked()) {
+          // One handler at a time: outside the batch's parallel region.
+          StepStats stats;
+          sims_[i]->run_checked(window, stats);
+          sims_[i]->finish_step(window, stats, start);
+        } else {
+          windows_.push_back(window);
+          batch_.push_back(i);
+        }
       }
     } catch (...) {
       failures[i] = std::current_exception();

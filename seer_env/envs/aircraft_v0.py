@@ -173,8 +173,11 @@ render_mode=None)``
   (``seer_env.executor_names()``); outputs do not depend on them. The default
   ``num_threads="auto"`` lets STPA pick both at the first reset
   (``env.runtime.stpa`` says what and why).
-- ``check``: run the runtime's expensive contract checks (slow: it copies
-  every UAV state around every event; use small swarms).
+- ``check``: run the runtime's contract checks on every step (slow: it
+  compares every UAV state around every event; use small swarms).
+- ``check_steps``: run them on the first ``check_steps`` steps after the first
+  ``reset()`` only (default ``seer_env.env.DEFAULT_CHECK_STEPS``; 0: off): a
+  breach raises ``ContractViolation`` at once; outputs do not change.
 - ``event_budget``: most events one step may handle (0: unlimited).
 - ``render_mode``: ``None``, ``"rgb_array"`` (``render()`` returns a top-down
   ``uint8[256, 256, 3]`` picture: UAVs coloured by altitude, blue low to
@@ -195,7 +198,7 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
 from seer_env.workloads import (
     declared_parameters,
     document_arguments,
@@ -237,6 +240,7 @@ class AircraftEnv(SeerParallelEnv):
         executor: str | None = None,
         num_threads: int | str = "auto",
         check: bool = False,
+        check_steps: int = DEFAULT_CHECK_STEPS,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
         **params: Any,
@@ -252,6 +256,7 @@ class AircraftEnv(SeerParallelEnv):
             executor=executor,
             num_threads=num_threads,
             check=check,
+            check_steps=check_steps,
             event_budget=event_budget,
             render_mode=render_mode,
         )

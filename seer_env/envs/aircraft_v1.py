@@ -87,7 +87,7 @@ render_mode=None)``
 <!-- end of declared arguments -->
 
 - ``max_cycles``: steps until truncation, >= 1 (default 300: 30 s).
-- ``seed``, ``executor``, ``num_threads``, ``check``, ``event_budget``,
+- ``seed``, ``executor``, ``num_threads``, ``check``, ``check_steps``, ``event_budget``,
   ``render_mode``: as aircraft_v0.
 
 ## Version history
@@ -104,7 +104,7 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
 from seer_env.envs.aircraft_v0 import AircraftEnv
 from seer_env.workloads import (
     declared_parameters,
@@ -132,6 +132,7 @@ class AircraftV1Env(AircraftEnv):
         executor: str | None = None,
         num_threads: int | str = "auto",
         check: bool = False,
+        check_steps: int = DEFAULT_CHECK_STEPS,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
         **params: Any,
@@ -146,6 +147,7 @@ class AircraftV1Env(AircraftEnv):
             executor=executor,
             num_threads=num_threads,
             check=check,
+            check_steps=check_steps,
             event_budget=event_budget,
             render_mode=render_mode,
         )

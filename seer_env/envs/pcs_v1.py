@@ -108,7 +108,7 @@ check=False, event_budget=50000000, render_mode=None)``
 
 - ``max_cycles``: steps until truncation, >= 1 (default 96: 4 days of hourly
   steps).
-- ``seed``, ``executor``, ``num_threads``, ``check``, ``event_budget``,
+- ``seed``, ``executor``, ``num_threads``, ``check``, ``check_steps``, ``event_budget``,
   ``render_mode``: as pcs_v0.
 
 pcs_v0's parameters mean the same here; the traffic parameters are read by
@@ -142,7 +142,7 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
 from seer_env.envs.pcs_v0 import PcsEnv
 from seer_env.workloads import (
     declared_parameters,
@@ -171,6 +171,7 @@ class PcsV1Env(PcsEnv):
         executor: str | None = None,
         num_threads: int | str = "auto",
         check: bool = False,
+        check_steps: int = DEFAULT_CHECK_STEPS,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
         **params: Any,
@@ -185,6 +186,7 @@ class PcsV1Env(PcsEnv):
             executor=executor,
             num_threads=num_threads,
             check=check,
+            check_steps=check_steps,
             event_budget=event_budget,
             render_mode=render_mode,
         )
