@@ -143,12 +143,12 @@ void Simulation::set_executor(std::unique_ptr<Executor> next) {
 }
 
 template <class Fn>
-void Simulation::one_handler_at_a_time(Fn&& fn) {
-  // The write check compares every other entity's state after each handler:
-  // only sound while no other handler runs.
-  dispatcher_.set_write_check(true);
+void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn) {
+  // The write check compares states that other handlers may be writing: only
+  // sound while no other handler runs.
   try {
     if (executor_->num_threads() == 1) {
+      dispatcher_.set_write_check(mode);
       fn(*executor_);
     } else {
       if (!stand_in_) {
@@ -156,6 +156,7 @@ void Simulation::one_handler_at_a_time(Fn&& fn) {
         stand_in_->bind(dispatcher_);
       }
       move_pending(*executor_, *stand_in_);
+      dispatcher_.set_write_check(mode);
       try {
         fn(*stand_in_);
       } catch (...) {
@@ -165,15 +166,32 @@ void Simulation::one_handler_at_a_time(Fn&& fn) {
       move_pending(*stand_in_, *executor_);
     }
   } catch (...) {
-    dispatcher_.set_write_check(false);
+    dispatcher_.set_write_check(WriteCheck::kOff);
     throw;
   }
-  dispatcher_.set_write_check(false);
+  dispatcher_.set_write_check(WriteCheck::kOff);
 }
 
 void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
   stats.threads = 1;
-  one_handler_at_a_time([&](Executor& executor) { executor.run_step(window, stats); });
+  try {
+    // Detection first: one state compared and copied per handler.
+    one_handler_at_a_time(WriteCheck::kDetect, [&](Executor& executor) {
+      executor.run_step(window, stats);
+      dispatcher_.finish_write_detection(window.t_end);
+    });
+  } catch (const ForeignWriteDetected&) {
+    // A foreign write happened in this step: rerun it from its start with
+    // every other state compared after every handler, which names the writer
+    // (the full check's cost, for this one step).
+    load(step_start_);
+    needs_reset_ = true;  // the rerun throws; if it does not, neither does the step complete
+    stats = StepStats{};
+    stats.threads = 1;
+    one_handler_at_a_time(WriteCheck::kFull,
+                          [&](Executor& executor) { executor.run_step(window, stats); });
+    throw;  // not found again (a model whose handlers are not deterministic)
+  }
 }
 
 void Simulation::execute(const StepWindow& window, StepStats& stats) {
@@ -209,7 +227,7 @@ void Simulation::reset(std::uint64_t seed) {
   dispatcher_.reseed(seed);
   executor_->clear();
   if (options_.check) {
-    one_handler_at_a_time([](Executor& executor) { executor.initialize(); });
+    one_handler_at_a_time(WriteCheck::kFull, [](Executor& executor) { executor.initialize(); });
   } else {
     executor_->initialize();
   }
@@ -262,7 +280,10 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   window.event_budget = options_.event_budget;
   step_checked_ = options_.check || checked_steps_left_ > 0;
   if (checked_steps_left_ > 0) --checked_steps_left_;
-  if (step_checked_) snapshot_before_ = snapshot_digest();
+  if (step_checked_) {
+    snapshot_before_ = snapshot_digest();
+    step_start_ = save();  // to rerun the step if detection finds a foreign write
+  }
   needs_reset_ = true;  // until the step completes
   dispatcher_.clear_stop();
   return window;

@@ -118,8 +118,8 @@ ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1, gravity=9.81,
 max_rate=3.0, rate_gain=20.0, battery_capacity=100000.0, power_idle=20.0,
 power_thrust=150.0, power_rate=10.0, near_miss_penalty=1.0,
 energy_weight=0.001, crash_penalty=10.0, max_cycles=500, seed=None,
-executor=None, num_threads='auto', check=False, event_budget=50000000,
-render_mode=None)``
+executor=None, num_threads='auto', check=False, check_steps=2,
+event_budget=50000000, render_mode=None)``
 
 - ``num_uavs``: agents; 1..1048576, default ``256``.
 - ``substeps``: RK4 substeps per step; 1..10000, default ``20``.

@@ -87,7 +87,7 @@ hands off with zero delay: every cross-cell arrival takes at least
 ``pcs_v0.parallel_env(width=32, height=32, channels=10, phones_per_cell=16,
 call_interval=360.0, call_duration=180.0, move_interval=4500.0,
 handoff_delay=1.0, step_minutes=60.0, handoff_weight=5.0, max_cycles=1000,
-seed=None, executor=None, num_threads='auto', check=False,
+seed=None, executor=None, num_threads='auto', check=False, check_steps=2,
 event_budget=50000000, render_mode=None)``
 
 - ``width``: cells along x (a torus); 1..4096, default ``32``.

@@ -44,12 +44,14 @@ class Simulation {
   void set_executor(std::unique_ptr<Executor> executor);
 
   // Contract checks on the next `steps` steps (across resets), on top of
-  // options().check (every step). A checked step verifies after every handler
-  // that no other entity's state changed, and at its end that the snapshot
-  // did not. The write check needs one handler at a time: with a
-  // multi-threaded executor a checked step runs on a serial stand-in (the
-  // pending events move over and back). Checking only observes: outputs are
-  // byte-identical either way; only the cost changes. Not during a step.
+  // options().check (every step). A checked step finds any write to an
+  // entity's state outside its own handlers (WriteCheck::kDetect; when it
+  // finds one, the step reruns from its start with kFull, which names the
+  // writer), and that the snapshot did not change. The write check needs one
+  // handler at a time: with a multi-threaded executor a checked step runs on
+  // a serial stand-in (the pending events move over and back). Checking only
+  // observes: outputs are byte-identical either way; only the cost changes.
+  // Not during a step.
   void check_next_steps(std::uint64_t steps) { checked_steps_left_ = steps; }
   std::uint64_t checked_steps_left() const { return checked_steps_left_; }
   // Whether the step begun last (begin_step) is checked: its caller must
@@ -126,7 +128,7 @@ class Simulation {
   // env's own when it has one thread, else the serial stand-in, with the
   // pending events moved there and back.
   template <class Fn>
-  void one_handler_at_a_time(Fn&& fn);
+  void one_handler_at_a_time(WriteCheck mode, Fn&& fn);
 
   std::unique_ptr<Model> model_;
   SimulationOptions options_;
@@ -144,6 +146,7 @@ class Simulation {
   std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
   std::uint64_t checked_steps_left_ = 0;  // check_next_steps()
   bool step_checked_ = false;             // the current/last window is checked
+  std::string step_start_;                // a checked step's start (save()), to rerun it
   std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
   Outputs out_;
   std::vector<float> obs_;
