@@ -20,7 +20,7 @@ void Dispatcher::reseed(std::uint64_t seed) {
 }
 
 void Dispatcher::set_write_check(WriteCheck mode) {
-  write_check_ = mode;
+  write_check_ = mode;  // the copy is kept: reused by the next checked step
   if (mode == WriteCheck::kDetect) copy_states_for_write_check();
 }
 

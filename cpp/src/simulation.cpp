@@ -184,14 +184,45 @@ void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
     // A foreign write happened in this step: rerun it from its start with
     // every other state compared after every handler, which names the writer
     // (the full check's cost, for this one step).
-    load(step_start_);
-    needs_reset_ = true;  // the rerun throws; if it does not, neither does the step complete
+    restore_step_start();
     stats = StepStats{};
     stats.threads = 1;
     one_handler_at_a_time(WriteCheck::kFull,
                           [&](Executor& executor) { executor.run_step(window, stats); });
     throw;  // not found again (a model whose handlers are not deterministic)
   }
+}
+
+void Simulation::keep_step_start() {
+  const ModelSpec& s = spec();
+  const std::size_t state_size = model_->entity_state_size();
+  const std::size_t public_size = model_->public_size();
+  StepStart& k = step_start_;
+  k.states.resize(s.num_entities * state_size);
+  k.publics.resize(s.num_entities * public_size);
+  k.runtimes.resize(s.num_entities);
+  for (EntityId e = 0; e < s.num_entities; ++e) {
+    std::memcpy(k.states.data() + e * state_size, model_->entity_state(e), state_size);
+    std::memcpy(k.publics.data() + e * public_size, model_->public_state(e), public_size);
+    k.runtimes[e] = dispatcher_.entity(e);
+  }
+  k.pending.clear();
+  executor_->collect_pending(k.pending);
+}
+
+void Simulation::restore_step_start() {
+  const ModelSpec& s = spec();
+  const std::size_t state_size = model_->entity_state_size();
+  const std::size_t public_size = model_->public_size();
+  const StepStart& k = step_start_;
+  for (EntityId e = 0; e < s.num_entities; ++e) {
+    std::memcpy(model_->entity_state(e), k.states.data() + e * state_size, state_size);
+    std::memcpy(model_->public_state(e), k.publics.data() + e * public_size, public_size);
+    dispatcher_.entity(e) = k.runtimes[e];
+  }
+  model_->after_snapshot();  // as load() does: derived from the public states
+  executor_->clear();
+  for (const Event& e : k.pending) executor_->insert(e);
 }
 
 void Simulation::execute(const StepWindow& window, StepStats& stats) {
@@ -282,7 +313,7 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   if (checked_steps_left_ > 0) --checked_steps_left_;
   if (step_checked_) {
     snapshot_before_ = snapshot_digest();
-    step_start_ = save();  // to rerun the step if detection finds a foreign write
+    keep_step_start();  // to rerun the step if detection finds a foreign write
   }
   needs_reset_ = true;  // until the step completes
   dispatcher_.clear_stop();
@@ -312,6 +343,10 @@ void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
         "contract violation: the snapshot changed during the step ending at t=" +
             std::to_string(window.t_end) + " (handlers must only read it)",
         0, "step", now_);
+  }
+  if (step_checked_ && !options_.check && checked_steps_left_ == 0) {
+    step_start_ = StepStart{};  // the last checked step: free its copies
+    dispatcher_.free_write_check_copy();
   }
   now_ = window.t_end;
   ++steps_;

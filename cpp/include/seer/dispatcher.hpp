@@ -65,6 +65,8 @@ class Dispatcher {
   // kDetect, at the end of a step: ForeignWriteDetected if any state differs
   // from what its entity's last handler left.
   void finish_write_detection(double t_end);
+  // Frees the copy of the states (no checked step follows).
+  void free_write_check_copy() { state_copy_ = {}; }
 
   // Interrupts: after request_stop(), every handler call throws Interrupted
   // before running, so a step in progress stops on every thread within one

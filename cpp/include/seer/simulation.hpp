@@ -120,6 +120,8 @@ class Simulation {
   void require_ready(const char* what) const;
   StepWindow make_window(double t_end, const void* actions, const std::uint8_t* alive);
   void run_window(double t_end, const void* actions, const std::uint8_t* alive);
+  void keep_step_start();
+  void restore_step_start();
   // Runs the window on the executor, or with run_checked() when it is checked.
   void execute(const StepWindow& window, StepStats& stats);
   std::uint64_t snapshot_digest() const;
@@ -146,7 +148,14 @@ class Simulation {
   std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
   std::uint64_t checked_steps_left_ = 0;  // check_next_steps()
   bool step_checked_ = false;             // the current/last window is checked
-  std::string step_start_;                // a checked step's start (save()), to rerun it
+  // A checked step's start: what its handlers may change (not the clock or
+  // the outputs, which only finish_step changes), to rerun it.
+  struct StepStart {
+    std::vector<unsigned char> states, publics;
+    std::vector<EntityRuntime> runtimes;
+    std::vector<Event> pending;
+  };
+  StepStart step_start_;
   std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
   Outputs out_;
   std::vector<float> obs_;
