@@ -47,7 +47,7 @@ def _frame(env, outputs: dict, digest: bool) -> dict:
     return frame
 
 
-def _unchecked_first_steps(env) -> None:
+def skip_first_step_checks(env) -> None:
     """Run every recorded step on the env's own executor.
 
     The first steps' contract checks (``check_steps``) would run them one
@@ -77,7 +77,7 @@ def record(
     """
     policy = policy or random_policy
     observations, infos = env.reset(seed=seed)
-    _unchecked_first_steps(env)
+    skip_first_step_checks(env)
     frames = [("reset", _frame(env, {"observations": observations, "infos": infos}, digest))]
     used: list[dict] = []
     for step in range(steps):
