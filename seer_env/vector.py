@@ -317,8 +317,11 @@ class SeerVectorEnv(VectorEnv):
                 self.sim.load(i, blob)
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Join the background thread (a ``step_async()`` in flight finishes first) and the
-        worker threads (one pool for the batch; a later step starts fresh ones)."""
+        """Join the background thread and the worker threads.
+
+        A ``step_async()`` in flight finishes first; the batch has one pool, and a
+        later step starts fresh workers.
+        """
         sim = self.__dict__.get("sim")  # absent when the constructor failed
         if sim is not None:
             sim.close()

@@ -69,7 +69,10 @@ def test_checked_steps_count_down_across_resets_and_run_on_one_thread():
     assert sim.executor == "barrier" and sim.num_threads == 2  # the stand-in is not the executor
 
 
-@pytest.mark.parametrize("executor,num_threads", [("parallel", 2), ("locked", 2), ("barrier", 3), ("parallel", 1), ("serial", 1)])
+EXECUTORS = [("parallel", 2), ("locked", 2), ("barrier", 3), ("parallel", 1), ("serial", 1)]
+
+
+@pytest.mark.parametrize("executor,num_threads", EXECUTORS)
 def test_a_foreign_write_is_caught_in_checked_steps_on_any_executor(executor, num_threads):
     # Unchecked, several threads: the breach (from t=2) goes unnoticed (documented).
     faulty_sim(executor, num_threads).run_until(10.0)

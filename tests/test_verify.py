@@ -120,7 +120,8 @@ def test_an_early_cross_event_is_caught(planted):
     detail = failed["contract (port)"]
     assert "cross-entity event scheduled before now + lookahead" in detail
     assert "[event-locality] seed 0, step 1" in detail
-    assert re.search(r"entity \d+ handling 'action' at t=0 scheduled 'TOKEN' for entity \d+", detail)
+    scheduled = r"entity \d+ handling 'action' at t=0 scheduled 'TOKEN' for entity \d+"
+    assert re.search(scheduled, detail)
     assert "ContractViolation" in failed["serial equivalence"]
 
 
