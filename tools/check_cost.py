@@ -20,7 +20,7 @@ from seer_env.envs import aircraft_v0, pcs_v0
 
 WORKLOADS = {
     "pcs_v0 64x64": (pcs_v0, {"width": 64, "height": 64}),
-    "aircraft_v0 (defaults)": (aircraft_v0, {}),
+    "aircraft_v0 (defaults: 256 UAVs)": (aircraft_v0, {}),
 }
 
 
@@ -75,7 +75,7 @@ def main() -> None:
         r = measure(module, config, args.steps)
         print(
             f"| {name} | {r['unchecked_ms']:.3g} ms | {r['checked_ms']:.3g} ms | "
-            f"{r['ratio']:.0f}x | +{r['episode_share']:.1%} of a {r['max_cycles']}-step episode |"
+            f"{r['ratio']:.1f}x | +{r['episode_share']:.1%} of a {r['max_cycles']}-step episode |"
         )
 
 

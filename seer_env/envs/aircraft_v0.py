@@ -173,8 +173,8 @@ event_budget=50000000, render_mode=None)``
   (``seer_env.executor_names()``); outputs do not depend on them. The default
   ``num_threads="auto"`` lets STPA pick both at the first reset
   (``env.runtime.stpa`` says what and why).
-- ``check``: run the runtime's contract checks on every step (slow: it
-  compares every UAV state around every event; use small swarms).
+- ``check``: run the runtime's contract checks on every step (about 3x the
+  cost of an unchecked serial step).
 - ``check_steps``: run them on the first ``check_steps`` steps after the first
   ``reset()`` only (default ``seer_env.env.DEFAULT_CHECK_STEPS``; 0: off): a
   breach raises ``ContractViolation`` at once; outputs do not change.
