@@ -250,7 +250,10 @@ void Simulation::reset(std::uint64_t seed) {
     auto fresh = make_executor(options_.executor, options_.num_threads);
     fresh->bind(dispatcher_);
     executor_ = std::move(fresh);
-    stand_in_.reset();  // torn the same way if the fork came in a checked step
+    // A fork during a checked step: its stand-in is torn the same way, and the
+    // write check was left on.
+    stand_in_.reset();
+    dispatcher_.set_write_check(WriteCheck::kOff);
     executor_torn_ = false;
   }
   dispatcher_.clear_stop();
