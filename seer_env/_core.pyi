@@ -52,6 +52,10 @@ class Simulation:
         """
         A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a compiled seer_env.NumbaModel).
         """
+    def check_next_steps(self, steps: typing.Any) -> None:
+        """
+        Run the contract checks on the next `steps` steps (across resets; 0: none beyond `check`), one handler at a time (a serial stand-in for a multi-threaded executor). Outputs are byte-identical with checking on or off; only the cost changes.
+        """
     def digest(self) -> int:
         """
         64-bit hash of every entity state, stream, counter and pending event.
@@ -71,10 +75,6 @@ class Simulation:
     def observations(self) -> numpy.typing.NDArray[numpy.float32]:
         """
         Fresh float32[num_agents, obs_dim] observations of the last boundary.
-        """
-    def output_views(self) -> tuple[numpy.typing.NDArray[numpy.float32], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.uint8], numpy.typing.NDArray[numpy.uint8], numpy.typing.NDArray[numpy.int64]]:
-        """
-        (observations, rewards, terminations (uint8), truncations (uint8), infos): read-only views of the last boundary's buffers, overwritten by the next step (private: the dict API copies what it returns).
         """
     def pending_events(self) -> dict:
         """
@@ -140,7 +140,12 @@ class Simulation:
     @property
     def check(self) -> bool:
         """
-        Whether the expensive contract checks run.
+        Whether every step runs the contract checks (check_next_steps: only the next few).
+        """
+    @property
+    def checked_steps_left(self) -> int:
+        """
+        Steps that check_next_steps() still has to check.
         """
     @property
     def config(self) -> dict:
@@ -206,15 +211,17 @@ class VectorSimulation:
     """
     num_envs instances of one model, stepped in one call; with the parallel executor they share one thread pool and one executive list.
     """
-    @typing.overload
     def __init__(self, model: str, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
         """
         num_envs (1..65536) instances of the registered model `model`; options as Simulation.
         """
-    @typing.overload
-    def __init__(self, model: typing.Any, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+    def check_next_steps(self, steps: typing.Any) -> None:
         """
-        num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each with its own state); config must be empty; options as Simulation.
+        Run the contract checks on the next `steps` steps of every instance (as Simulation.check_next_steps); a checked instance steps alone, before the batch.
+        """
+    def checked_steps_left(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        Steps instance `index` still has to check.
         """
     def close(self) -> None:
         """

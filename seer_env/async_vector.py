@@ -29,7 +29,8 @@ background at once) and waits. A failure inside a background step is raised
 by the ``step_wait`` of its batch, its message naming the instance
 (``exc.instance``, counted over all batches); that instance resets on its
 next step, like in ``SeerVectorEnv``. ``num_threads`` applies to each batch
-(each has its own pool). ``close()`` joins every background thread.
+(each has its own pool); ``check`` and ``check_steps`` to every instance, as
+in ``SeerVectorEnv``. ``close()`` joins every background thread.
 """
 
 from __future__ import annotations

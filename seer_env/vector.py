@@ -26,6 +26,12 @@ Actions are checked as ``ParallelEnv.step`` checks them
 values are clipped to it (Gymnasium's ``ClipAction``) and NaN raises
 ValueError.
 
+Contract checks run on the first ``check_steps`` steps of every instance
+after the first ``reset()`` (the env's ``check_steps`` argument, default
+``seer_env.env.DEFAULT_CHECK_STEPS``; 0: off; ``check=True``: every step). A
+checked instance steps alone, one handler at a time, before the batch;
+outputs do not change.
+
 ``reset(seed=s)`` seeds instance i with ``s + i``; ``reset()`` continues each
 instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
 ``options={"reset_mask": mask}`` (one value per row or per instance) resets
@@ -111,6 +117,7 @@ class SeerVectorEnv(VectorEnv):
         self._discrete = self._actions.discrete
         # Kept to rebuild the batch when unpickled (STPA's choice included).
         self._sim_args = (proto._model, dict(proto._model_config), dict(proto._options))
+        self._check_steps = proto._check_steps  # checked steps of each instance after reset 1
         self.sim = self._new_simulation()
         m, a = self.num_instances, self.agents_per_instance
         self._episode_seeds: list[int | None] = [None] * m
@@ -188,6 +195,8 @@ class SeerVectorEnv(VectorEnv):
             if mask[i]:
                 chosen[i] = seeds[i] if seeds[i] is not None else self._next_seed(i)
         modes = np.where(mask, _RESET, _SKIP).astype(np.uint8)
+        if not self._started:  # the first episodes: check their first steps
+            self.sim.check_next_steps(self._check_steps)
         self.sim.step(self._zeros_action(), None, modes, chosen)
         for i in np.flatnonzero(mask):
             self._episode_seeds[i] = int(chosen[i])
@@ -329,8 +338,13 @@ class SeerVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Join the background thread and the worker threads.
 
+<<<<<<< ours
         A ``step_async()`` in flight finishes first; the pool is one for the
         batch, and a later step starts fresh threads.
+=======
+        A ``step_async()`` in flight finishes first; the batch has one pool, and a
+        later step starts fresh workers.
+>>>>>>> theirs
         """
         sim = self.__dict__.get("sim")  # absent when the constructor failed
         if sim is not None:

@@ -126,10 +126,15 @@ def test_check_contract_reports_broken_python_models(model, rule, message):
         check_contract(ring_fn(model), steps=3)
 
 
-def test_writes_to_other_states_pass_unnoticed_without_check_mode():
+def test_writes_to_other_states_are_caught_only_in_checked_steps():
+    # A plain env checks its first steps (check_steps, by default).
     env = seer_env.SeerParallelEnv(WritesNeighbour, {})
     env.reset(seed=0)
-    env.step(all_send(env))  # the reason check_contract runs with check=True
+    with pytest.raises(seer_env.ContractViolation, match="wrote the state of entity"):
+        env.step(all_send(env))
+    unchecked = seer_env.SeerParallelEnv(WritesNeighbour, {}, check_steps=0)
+    unchecked.reset(seed=0)
+    unchecked.step(all_send(unchecked))  # the reason check_contract runs with check=True
 
 
 def test_serial_equivalent_refuses_python_models_clearly():

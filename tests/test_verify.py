@@ -75,29 +75,53 @@ def test_reordered_arithmetic_is_located_while_outputs_agree(planted):
 def test_a_neighbour_write_is_caught_with_checking_on(planted):
     detail = _failed(_verify(2))["contract (port)"]
     assert "[event-locality] seed 0, step 1" in detail
-    assert "handling 'TICK'" in detail and "wrote the state of entity" in detail
+    assert re.search(r"entity 0 handling 'TICK' at t=0\.1\d* wrote the state of entity 1", detail)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_threads", ["auto", 2])
+def test_a_neighbour_write_is_caught_by_a_plain_env_with_default_arguments(planted, num_threads):
+    # The silent 484 vs 494: the default first-steps checks stop it at step 1,
+    # on any executor (a checked step runs one handler at a time).
+    env = seer_env.SeerParallelEnv("planted_heat", {"mode": 2}, num_threads=num_threads)
+    env.reset(seed=0)
+    with pytest.raises(seer_env.ContractViolation) as info:
+        env.step({a: 0 for a in env.agents})
+    err = info.value
+    assert re.search(r"entity 0 handling 'TICK' at t=0\.1\d* wrote the state of entity 1", str(err))
+    assert (err.entity, err.kind, err.target) == (0, "TICK", 1) and 0.1 <= err.time < 0.11
+    assert env.sim.needs_reset
+    # Turned off, the breach runs silently (what the default is for).
+    quiet = seer_env.SeerParallelEnv("planted_heat", {"mode": 2}, num_threads=1, check_steps=0)
+    quiet.reset(seed=0)
+    for _ in range(3):
+        quiet.step({a: 0 for a in quiet.agents})
 
 
 @pytest.mark.slow
 def test_a_neighbour_live_read_is_located(planted):
     failed = _failed(_verify(3))
-    assert "differs from serial (seed 0) at step" in failed["serial equivalence"]
-    assert "state field 'heat'" in failed["serial equivalence"]
-    assert "state field 'heat'" in failed["prototype vs port"]
+    where = r"\(seed 0\) at step \d+: entity \d+ state field 'heat'"
+    assert re.search(rf"differs from serial {where}", failed["serial equivalence"])
+    assert re.search(rf"port differs from prototype {where}", failed["prototype vs port"])
 
 
 @pytest.mark.slow
 def test_a_forgotten_reset_allocation_is_caught(planted):
     detail = _failed(_verify(4))["reset (reused env)"]
     assert "a reused env (reset(seed=0) after an episode with seed 0) differs" in detail
-    assert "at reset" in detail and "state field" in detail
+    assert re.search(r"at reset: entity \d+ state field 'heat'", detail)
     assert "reset_states" in detail
 
 
 @pytest.mark.slow
 def test_an_early_cross_event_is_caught(planted):
     failed = _failed(_verify(5))
-    assert "cross-entity event scheduled before now + lookahead" in failed["contract (port)"]
+    detail = failed["contract (port)"]
+    assert "cross-entity event scheduled before now + lookahead" in detail
+    assert "[event-locality] seed 0, step 1" in detail
+    scheduled = r"entity \d+ handling 'action' at t=0 scheduled 'TOKEN' for entity \d+"
+    assert re.search(scheduled, detail)
     assert "ContractViolation" in failed["serial equivalence"]
 
 

@@ -185,6 +185,19 @@ void bind_simulation(py::module_& m) {
            },
            py::arg("executor"), py::arg("num_threads") = 1,
            "Switch executor between steps (outputs never depend on it).")
+      .def("check_next_steps",
+           [](PySimulation& self, const py::object& steps) {
+             const std::uint64_t n = to_count(steps, "steps", 0, ~std::uint64_t{0});
+             BusyGuard guard(self.busy, "check_next_steps");
+             self.sim->check_next_steps(n);
+           },
+           py::arg("steps"),
+           "Run the contract checks on the next `steps` steps (across resets; 0: none beyond "
+           "`check`), one handler at a time (a serial stand-in for a multi-threaded executor). "
+           "Outputs are byte-identical with checking on or off; only the cost changes.")
+      .def_property_readonly("checked_steps_left",
+                             [](PySimulation& self) { return self.sim->checked_steps_left(); },
+                             "Steps that check_next_steps() still has to check.")
       .def("digest",
            [](PySimulation& self) {
              require_idle(self.busy, "digest");
@@ -340,7 +353,7 @@ void bind_simulation(py::module_& m) {
                              [](PySimulation& self) { return self.sim->executor().num_threads(); },
                              "Threads of the current executor (the calling thread included).")
       .def_property_readonly("check", [](PySimulation& self) { return self.sim->options().check; },
-                             "Whether the expensive contract checks run.")
+                             "Whether every step runs the contract checks (check_next_steps: only the next few).")
       .def_property_readonly("event_budget",
                              [](PySimulation& self) { return self.sim->options().event_budget; },
                              "Max events in one step (0: unlimited).")

@@ -301,6 +301,22 @@ void bind_vector(py::module_& m) {
       .def_property_readonly("infos",
                              [](PyVectorSimulation& self) { return readonly(self, self.infos); },
                              "Read-only view of the int64 batch info buffer.")
+      .def("check_next_steps",
+           [](PyVectorSimulation& self, const py::object& steps) {
+             const std::uint64_t n = to_count(steps, "steps", 0, ~std::uint64_t{0});
+             require_no_step_in_flight(self);
+             BusyGuard guard(self.busy, "check_next_steps");
+             self.vec->check_next_steps(n);
+           },
+           py::arg("steps"),
+           "Run the contract checks on the next `steps` steps of every instance (as "
+           "Simulation.check_next_steps); a checked instance steps alone, before the batch.")
+      .def("checked_steps_left",
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
+             return self.vec->at(i).checked_steps_left();
+           },
+           py::arg("index"), "Steps instance `index` still has to check.")
       .def("digest",
            [](PyVectorSimulation& self, std::size_t i) {
              require_no_step_in_flight(self);

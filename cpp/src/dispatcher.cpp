@@ -19,9 +19,9 @@ void Dispatcher::reseed(std::uint64_t seed) {
   }
 }
 
-void Dispatcher::set_write_check(bool on) {
-  write_check_ = on;
-  if (!on) state_copy_.clear();
+void Dispatcher::set_write_check(WriteCheck mode) {
+  write_check_ = mode;  // the copy is kept: reused by the next checked step
+  if (mode == WriteCheck::kDetect) copy_states_for_write_check();
 }
 
 template <class Fn>
@@ -33,7 +33,8 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
         << kind_name(*spec_, handling) << "' at t=" << now << "; call reset()";
     throw Interrupted(out.str());
   }
-  if (write_check_) copy_states_for_write_check();
+  if (write_check_ == WriteCheck::kFull) copy_states_for_write_check();
+  if (write_check_ == WriteCheck::kDetect) detect_foreign_write(e, now, handling);
   try {
     fn();
   } catch (const ContractViolation&) {
@@ -55,7 +56,11 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
         << "' at t=" << now << ": unknown exception";
     throw HandlerError(out.str(), e, kind_name(*spec_, handling), now);
   }
-  if (write_check_) verify_states(e, now, handling);
+  if (write_check_ == WriteCheck::kFull) verify_states(e, now, handling);
+  if (write_check_ == WriteCheck::kDetect) {
+    const std::size_t size = model_->entity_state_size();
+    std::memcpy(state_copy_.data() + e * size, model_->entity_state(e), size);
+  }
 }
 
 void Dispatcher::init(EntityId e, EventSink& sink) {
@@ -93,6 +98,31 @@ void Dispatcher::copy_states_for_write_check() {
   state_copy_.resize(size * entities_.size());
   for (EntityId e = 0; e < entities_.size(); ++e) {
     std::memcpy(state_copy_.data() + e * size, model_->entity_state(e), size);
+  }
+}
+
+void Dispatcher::detect_foreign_write(EntityId e, double now, EventKind handling) {
+  const std::size_t size = model_->entity_state_size();
+  if (std::memcmp(state_copy_.data() + e * size, model_->entity_state(e), size) != 0) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "contract violation: entity-local writes: the state of entity " << e
+        << " changed outside its own handlers (found before it handled '"
+        << kind_name(*spec_, handling) << "' at t=" << now << ")";
+    throw ForeignWriteDetected(out.str(), e, kind_name(*spec_, handling), now, e, now);
+  }
+}
+
+void Dispatcher::finish_write_detection(double t_end) {
+  for (EntityId e = 0; e < entities_.size(); ++e) {
+    const std::size_t size = model_->entity_state_size();
+    if (std::memcmp(state_copy_.data() + e * size, model_->entity_state(e), size) != 0) {
+      std::ostringstream out;
+      out.precision(17);
+      out << "contract violation: entity-local writes: the state of entity " << e
+          << " changed outside its own handlers in the step ending at t=" << t_end;
+      throw ForeignWriteDetected(out.str(), e, "step", t_end, e, t_end);
+    }
   }
 }
 

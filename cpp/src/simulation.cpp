@@ -83,6 +83,14 @@ void read_array(Reader& r, T* data, std::size_t n) {
   r.bytes(data, n * sizeof(T));
 }
 
+// Moves every pending event (a checked step's serial stand-in and back).
+void move_pending(Executor& from, Executor& to) {
+  std::vector<Event> pending;
+  from.collect_pending(pending);
+  from.clear();
+  for (const Event& e : pending) to.insert(e);
+}
+
 }  // namespace
 
 Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& options)
@@ -132,8 +140,98 @@ void Simulation::set_executor(std::unique_ptr<Executor> next) {
   executor_ = std::move(next);
   options_.executor = executor_->name();
   options_.num_threads = executor_->num_threads();
-  // The foreign-write check needs one handler at a time.
-  dispatcher_.set_write_check(options_.check && executor_->num_threads() == 1);
+}
+
+template <class Fn>
+void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn) {
+  // The write check compares states that other handlers may be writing: only
+  // sound while no other handler runs.
+  try {
+    if (executor_->num_threads() == 1) {
+      dispatcher_.set_write_check(mode);
+      fn(*executor_);
+    } else {
+      if (!stand_in_) {
+        stand_in_ = make_executor("serial", 1);
+        stand_in_->bind(dispatcher_);
+      }
+      move_pending(*executor_, *stand_in_);
+      dispatcher_.set_write_check(mode);
+      try {
+        fn(*stand_in_);
+      } catch (...) {
+        move_pending(*stand_in_, *executor_);  // pending_events() stays meaningful
+        throw;
+      }
+      move_pending(*stand_in_, *executor_);
+    }
+  } catch (...) {
+    dispatcher_.set_write_check(WriteCheck::kOff);
+    throw;
+  }
+  dispatcher_.set_write_check(WriteCheck::kOff);
+}
+
+void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
+  stats.threads = 1;
+  try {
+    // Detection first: one state compared and copied per handler.
+    one_handler_at_a_time(WriteCheck::kDetect, [&](Executor& executor) {
+      executor.run_step(window, stats);
+      dispatcher_.finish_write_detection(window.t_end);
+    });
+  } catch (const ForeignWriteDetected&) {
+    // A foreign write happened in this step: rerun it from its start with
+    // every other state compared after every handler, which names the writer
+    // (the full check's cost, for this one step).
+    restore_step_start();
+    stats = StepStats{};
+    stats.threads = 1;
+    one_handler_at_a_time(WriteCheck::kFull,
+                          [&](Executor& executor) { executor.run_step(window, stats); });
+    throw;  // not found again (a model whose handlers are not deterministic)
+  }
+}
+
+void Simulation::keep_step_start() {
+  const ModelSpec& s = spec();
+  const std::size_t state_size = model_->entity_state_size();
+  const std::size_t public_size = model_->public_size();
+  StepStart& k = step_start_;
+  k.states.resize(s.num_entities * state_size);
+  k.publics.resize(s.num_entities * public_size);
+  k.runtimes.resize(s.num_entities);
+  for (EntityId e = 0; e < s.num_entities; ++e) {
+    std::memcpy(k.states.data() + e * state_size, model_->entity_state(e), state_size);
+    std::memcpy(k.publics.data() + e * public_size, model_->public_state(e), public_size);
+    k.runtimes[e] = dispatcher_.entity(e);
+  }
+  k.pending.clear();
+  executor_->collect_pending(k.pending);
+}
+
+void Simulation::restore_step_start() {
+  const ModelSpec& s = spec();
+  const std::size_t state_size = model_->entity_state_size();
+  const std::size_t public_size = model_->public_size();
+  const StepStart& k = step_start_;
+  for (EntityId e = 0; e < s.num_entities; ++e) {
+    std::memcpy(model_->entity_state(e), k.states.data() + e * state_size, state_size);
+    std::memcpy(model_->public_state(e), k.publics.data() + e * public_size, public_size);
+    dispatcher_.entity(e) = k.runtimes[e];
+  }
+  model_->after_snapshot();  // as load() does: derived from the public states
+  executor_->clear();
+  for (const Event& e : k.pending) executor_->insert(e);
+}
+
+void Simulation::execute(const StepWindow& window, StepStats& stats) {
+  if (step_checked_) {
+    run_checked(window, stats);
+    return;
+  }
+  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
+  executor_->run_step(window, stats);
 }
 
 void Simulation::require_ready(const char* what) const {
@@ -152,13 +250,21 @@ void Simulation::reset(std::uint64_t seed) {
     auto fresh = make_executor(options_.executor, options_.num_threads);
     fresh->bind(dispatcher_);
     executor_ = std::move(fresh);
+    // A fork during a checked step: its stand-in is torn the same way, and the
+    // write check was left on.
+    stand_in_.reset();
+    dispatcher_.set_write_check(WriteCheck::kOff);
     executor_torn_ = false;
   }
   dispatcher_.clear_stop();
   model_->reset_states();
   dispatcher_.reseed(seed);
   executor_->clear();
-  executor_->initialize();
+  if (options_.check) {
+    one_handler_at_a_time(WriteCheck::kFull, [](Executor& executor) { executor.initialize(); });
+  } else {
+    executor_->initialize();
+  }
   now_ = 0.0;
   steps_ = 0;
   events_total_ = 0;
@@ -187,8 +293,7 @@ void Simulation::step(const void* actions, const std::uint8_t* alive) {
   const auto start = std::chrono::steady_clock::now();
   const StepWindow window = begin_step(actions, alive);
   StepStats stats;
-  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
-  executor_->run_step(window, stats);
+  execute(window, stats);
   finish_step(window, stats, start);
 }
 
@@ -207,7 +312,12 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   window.alive = alive;
   window.num_agents = model_->spec().num_agents;
   window.event_budget = options_.event_budget;
-  if (options_.check) snapshot_before_ = snapshot_digest();
+  step_checked_ = options_.check || checked_steps_left_ > 0;
+  if (checked_steps_left_ > 0) --checked_steps_left_;
+  if (step_checked_) {
+    snapshot_before_ = snapshot_digest();
+    keep_step_start();  // to rerun the step if detection finds a foreign write
+  }
   needs_reset_ = true;  // until the step completes
   dispatcher_.clear_stop();
   return window;
@@ -217,8 +327,7 @@ void Simulation::run_window(double t_end, const void* actions, const std::uint8_
   const auto start = std::chrono::steady_clock::now();
   const StepWindow window = make_window(t_end, actions, alive);
   StepStats stats;
-  stats.threads = executor_->num_threads();  // the parallel executor may report fewer
-  executor_->run_step(window, stats);
+  execute(window, stats);
   finish_step(window, stats, start);
 }
 
@@ -232,11 +341,15 @@ std::uint64_t Simulation::snapshot_digest() const {
 
 void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
                              std::chrono::steady_clock::time_point started) {
-  if (options_.check && snapshot_digest() != snapshot_before_) {
+  if (step_checked_ && snapshot_digest() != snapshot_before_) {
     throw ContractViolation(
         "contract violation: the snapshot changed during the step ending at t=" +
             std::to_string(window.t_end) + " (handlers must only read it)",
         0, "step", now_);
+  }
+  if (step_checked_ && !options_.check && checked_steps_left_ == 0) {
+    step_start_ = StepStart{};  // the last checked step: free its copies
+    dispatcher_.free_write_check_copy();
   }
   now_ = window.t_end;
   ++steps_;

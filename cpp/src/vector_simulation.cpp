@@ -68,6 +68,27 @@ std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
       failures[i] = std::current_exception();
     }
   }
+  // Checked steps run one handler at a time: each alone, outside the batch's
+  // parallel region. After every begin_step(), which clears the interrupt
+  // request: one made while these run stops the batch too.
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < batch_.size(); ++k) {
+    const std::size_t i = batch_[k];
+    if (!sims_[i]->step_checked()) {
+      batch_[kept] = i;
+      windows_[kept++] = windows_[k];
+      continue;
+    }
+    try {
+      StepStats stats;
+      sims_[i]->run_checked(windows_[k], stats);
+      sims_[i]->finish_step(windows_[k], stats, start);
+    } catch (...) {
+      failures[i] = std::current_exception();
+    }
+  }
+  batch_.resize(kept);
+  windows_.resize(kept);
   if (!batch_.empty()) {
     stats_.resize(batch_.size());
     batch_failures_.resize(batch_.size());

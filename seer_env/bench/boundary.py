@@ -65,7 +65,12 @@ def _dict_cases(config: dict) -> tuple[list[Case], list[str]]:
         label = "serial" if threads == 1 else f"parallel-{threads}"
         for api in ("dict", "arrays"):
             env = pcs_v0.parallel_env(
-                **config, executor=executor, num_threads=threads, max_cycles=NEVER, seed=0
+                **config,
+                executor=executor,
+                num_threads=threads,
+                max_cycles=NEVER,
+                seed=0,
+                check_steps=0,  # the timed steps start at step 1: time them unchecked
             )
             env.reset()
             if api == "dict":
@@ -101,7 +106,7 @@ def _torchrl_cases(config: dict, num_envs: int) -> tuple[list[Case], list[str]]:
         from seer_env.integrations.torchrl import make_batched_env, make_env
     except ImportError as exc:
         return [], [f"TorchRL cases left out: {exc}"]
-    kw = dict(config, max_cycles=NEVER, num_threads=1)
+    kw = dict(config, max_cycles=NEVER, num_threads=1, check_steps=0)  # time unchecked steps
     raw = vector.make("pcs_v0", num_envs, seed=0, **kw)
     raw.reset()
     actions = np.random.default_rng(0).integers(0, 3, raw.num_envs, dtype=np.int64)
@@ -149,7 +154,7 @@ def torchrl_group(size: int = 8, num_envs: int = 8, *, rounds: int = 5, steps: i
 def _async_cases(
     config: dict, num_envs: int, hidden: tuple[int, ...]
 ) -> tuple[list[Case], list[str]]:
-    kw = dict(config, max_cycles=NEVER, seed=0)
+    kw = dict(config, max_cycles=NEVER, seed=0, check_steps=0)
     serial = dict(kw, executor="serial", num_threads=1)
     obs_dim = act_dim = 0
     cases = []

@@ -39,8 +39,8 @@ ceiling=60.0, wind_speed=3.0, wind_seed=0, drag=0.1, gravity=9.81,
 max_rate=3.0, rate_gain=20.0, battery_capacity=100000.0, power_idle=20.0,
 power_thrust=150.0, power_rate=10.0, near_miss_penalty=0.2,
 energy_weight=0.001, crash_penalty=30.0, max_cycles=300, seed=None,
-executor=None, num_threads='auto', check=False, event_budget=50000000,
-render_mode=None)``
+executor=None, num_threads='auto', check=False, check_steps=2,
+event_budget=50000000, render_mode=None)``
 
 - ``num_uavs``: agents; 1..1048576, default ``16``.
 - ``substeps``: RK4 substeps per step; 1..10000, default ``20``.
@@ -87,7 +87,7 @@ render_mode=None)``
 <!-- end of declared arguments -->
 
 - ``max_cycles``: steps until truncation, >= 1 (default 300: 30 s).
-- ``seed``, ``executor``, ``num_threads``, ``check``, ``event_budget``,
+- ``seed``, ``executor``, ``num_threads``, ``check``, ``check_steps``, ``event_budget``,
   ``render_mode``: as aircraft_v0.
 
 ## Version history
@@ -104,7 +104,7 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
 from seer_env.envs.aircraft_v0 import AircraftEnv
 from seer_env.workloads import (
     declared_parameters,
@@ -132,6 +132,7 @@ class AircraftV1Env(AircraftEnv):
         executor: str | None = None,
         num_threads: int | str = "auto",
         check: bool = False,
+        check_steps: int = DEFAULT_CHECK_STEPS,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
         **params: Any,
@@ -146,6 +147,7 @@ class AircraftV1Env(AircraftEnv):
             executor=executor,
             num_threads=num_threads,
             check=check,
+            check_steps=check_steps,
             event_budget=event_budget,
             render_mode=render_mode,
         )

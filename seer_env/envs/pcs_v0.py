@@ -87,7 +87,7 @@ hands off with zero delay: every cross-cell arrival takes at least
 ``pcs_v0.parallel_env(width=32, height=32, channels=10, phones_per_cell=16,
 call_interval=360.0, call_duration=180.0, move_interval=4500.0,
 handoff_delay=1.0, step_minutes=60.0, handoff_weight=5.0, max_cycles=1000,
-seed=None, executor=None, num_threads='auto', check=False,
+seed=None, executor=None, num_threads='auto', check=False, check_steps=2,
 event_budget=50000000, render_mode=None)``
 
 - ``width``: cells along x (a torus); 1..4096, default ``32``.
@@ -119,7 +119,10 @@ event_budget=50000000, render_mode=None)``
   (``seer_env.executor_names()``); outputs do not depend on them. The default
   ``num_threads="auto"`` lets STPA pick both at the first reset
   (``env.runtime.stpa`` says what and why).
-- ``check``: run the runtime's expensive contract checks.
+- ``check``: run the runtime's contract checks on every step (slow).
+- ``check_steps``: run them on the first ``check_steps`` steps after the first
+  ``reset()`` only (default ``seer_env.env.DEFAULT_CHECK_STEPS``; 0: off): a
+  breach raises ``ContractViolation`` at once; outputs do not change.
 - ``event_budget``: most events one step may handle (0: unlimited).
 - ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the cell load as
   a text grid, one character per cell from `` `` idle to ``@`` full) or
@@ -138,7 +141,7 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
 from seer_env.workloads import (
     declared_parameters,
     document_arguments,
@@ -165,6 +168,7 @@ class PcsEnv(SeerParallelEnv):
         executor: str | None = None,
         num_threads: int | str = "auto",
         check: bool = False,
+        check_steps: int = DEFAULT_CHECK_STEPS,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
         **params: Any,
@@ -179,6 +183,7 @@ class PcsEnv(SeerParallelEnv):
             executor=executor,
             num_threads=num_threads,
             check=check,
+            check_steps=check_steps,
             event_budget=event_budget,
             render_mode=render_mode,
         )

@@ -73,18 +73,20 @@ call_interval=300.0, call_duration=180.0, move_interval=4500.0,
 handoff_delay=1.0, step_minutes=60.0, handoff_weight=10.0, day_minutes=1440.0,
 daily_swing=0.5, hotspot_gain=1.5, hotspot_radius=1.5, rush_mobility=200.0,
 count_cap=8.0, max_cycles=96, seed=None, executor=None, num_threads='auto',
-check=False, event_budget=50000000, render_mode=None)``
+check=False, check_steps=2, event_budget=50000000, render_mode=None)``
 
 - ``width``: cells along x (a torus); 1..4096, default ``8``.
 - ``height``: cells along y (a torus); 1..4096, default ``8``.
 - ``channels``: channels per cell; 1..64, default ``10``.
 - ``phones_per_cell``: phones per cell at reset (phones_per_cell * width *
   height <= 1e8); 1..65536, default ``16``.
-- ``call_interval``: mean minutes between a phone's call attempts
-  (exponential); > 0.0, default ``300.0``.
+- ``call_interval``: mean minutes between a phone's call attempts (exponential;
+  >= call_duration / 1e4: a call's busy lines are drawn in one handler); > 0.0,
+  default ``300.0``.
 - ``call_duration``: mean minutes of a call (exponential); > 0.0, default
   ``180.0``.
-- ``move_interval``: mean minutes between a phone's moves (exponential); > 0.0,
+- ``move_interval``: mean minutes between a phone's moves (exponential; >=
+  call_interval / 1e4: an idle phone's moves are drawn in one handler); > 0.0,
   default ``4500.0``.
 - ``handoff_delay``: minutes a phone takes to arrive in another cell (the
   runtime's lookahead: larger values give the parallel executor more work per
@@ -108,7 +110,7 @@ check=False, event_budget=50000000, render_mode=None)``
 
 - ``max_cycles``: steps until truncation, >= 1 (default 96: 4 days of hourly
   steps).
-- ``seed``, ``executor``, ``num_threads``, ``check``, ``event_budget``,
+- ``seed``, ``executor``, ``num_threads``, ``check``, ``check_steps``, ``event_budget``,
   ``render_mode``: as pcs_v0.
 
 pcs_v0's parameters mean the same here; the traffic parameters are read by
@@ -142,7 +144,7 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
 from seer_env.envs.pcs_v0 import PcsEnv
 from seer_env.workloads import (
     declared_parameters,
@@ -171,6 +173,7 @@ class PcsV1Env(PcsEnv):
         executor: str | None = None,
         num_threads: int | str = "auto",
         check: bool = False,
+        check_steps: int = DEFAULT_CHECK_STEPS,
         event_budget: int = 50_000_000,
         render_mode: str | None = None,
         **params: Any,
@@ -185,6 +188,7 @@ class PcsV1Env(PcsEnv):
             executor=executor,
             num_threads=num_threads,
             check=check,
+            check_steps=check_steps,
             event_budget=event_budget,
             render_mode=render_mode,
         )

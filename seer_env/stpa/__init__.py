@@ -5,7 +5,7 @@ in this order:
 
 1. ``SEER_NUM_THREADS`` (an int, or ``auto``) overrides everything;
 2. a fixed answer when there is nothing to choose: ``executor="serial"``,
-   ``check=True`` (the full contract check needs one thread) or one usable CPU
+   ``check=True`` (a checked step runs one handler at a time) or one usable CPU
    (affinity / cgroup quota);
 3. a cached decision for this (model, config, machine), re-validated once per
    process: a short duel against the runner-up of the preflight that made it
@@ -189,7 +189,9 @@ def choose(
             ``NumbaModel`` subclass (``seer_env.model_source``).
         config: the model's config, as given to ``Simulation``.
         executor: restrict the choice to this executor (None: serial or parallel).
-        check: the env runs with ``check=True`` (then one thread: see module doc).
+        check: the env runs with ``check=True`` (then one thread: see module doc). The
+            first-steps checks (``check_steps``) do not count: they run on a serial
+            stand-in for those steps only.
         event_budget: the env's event budget, applied to the copies too.
         budget_s: target preflight time; at least ``MIN_ROUNDS`` rounds run.
         features: machine features (tests pass fakes); default: this machine.
@@ -214,7 +216,7 @@ def choose(
             executor or "serial",
             1,
             "static",
-            "check=True: the foreign-write check is active only with one thread",
+            "check=True: every step runs one handler at a time (the foreign-write check)",
         )
     signal = load_signal if load_signal is not None else load.default_signal()
     now = signal.now()

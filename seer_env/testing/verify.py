@@ -37,7 +37,14 @@ from seer_env.python_model import PythonModel
 from seer_env.testing.contract import check_contract
 from seer_env.testing.declaration import declaration_difference
 from seer_env.testing.equivalence import _spaces_difference
-from seer_env.testing.trajectory import Policy, _frame, _show, first_difference, random_policy
+from seer_env.testing.trajectory import (
+    Policy,
+    _frame,
+    _show,
+    first_difference,
+    random_policy,
+    skip_first_step_checks,
+)
 from seer_env.testing.trajectory import step_outputs as _step_outputs
 
 __all__ = ["Check", "VerifyReport", "verify"]
@@ -166,6 +173,7 @@ def _trace(env, seed, steps, layout, policy=None, actions=None):
     """Reset with ``seed`` and run; returns ``(frames, actions)`` with states and events."""
     policy = policy or random_policy
     observations, infos = env.reset(seed=seed)
+    skip_first_step_checks(env)  # the contract check is check_contract's
     frames = [("reset", _capture(env, {"observations": observations, "infos": infos}, layout))]
     used = []
     for step in range(steps):

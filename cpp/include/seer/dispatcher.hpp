@@ -8,11 +8,31 @@
 #include <vector>
 
 #include "seer/context.hpp"
+#include "seer/errors.hpp"
 #include "seer/event.hpp"
 #include "seer/model.hpp"
 #include "seer/rng.hpp"
 
 namespace seer {
+
+// How checked mode watches handlers for writes to other entities' states.
+//   kDetect: before a handler, its entity's state must still be what its last
+//     handler (or the step start) left; after it, that is recorded: one state
+//     compared and copied per handler, and finish_write_detection() compares
+//     every state once at the end. Finds any foreign write (as
+//     ForeignWriteDetected, which does not name the writer).
+//   kFull: after every handler, every other entity's state is compared with a
+//     copy taken before it: names the writer, for a copy of every state per
+//     handler.
+enum class WriteCheck : std::uint8_t { kOff, kDetect, kFull };
+
+// kDetect found that `entity`'s state changed outside its own handlers; the
+// Simulation reruns the step with kFull to name the writer (a ContractViolation,
+// so that it reads well if it is raised as it is).
+class ForeignWriteDetected : public ContractViolation {
+ public:
+  using ContractViolation::ContractViolation;
+};
 
 // Runtime-owned, entity-local bookkeeping. Touched only by the thread that
 // currently runs a handler of that entity.
@@ -38,11 +58,15 @@ class Dispatcher {
   void reseed(std::uint64_t seed);
   std::uint64_t seed() const { return seed_; }
 
-  // Checked mode: after every handler, verify no other entity's state bytes
-  // changed. Costs a copy of every state per handler, so only executors that
-  // run one handler at a time may enable it (serial, and the others in check mode).
-  void set_write_check(bool on);
-  bool write_check() const { return write_check_; }
+  // Checked mode (see WriteCheck). Only while one handler runs at a time
+  // (the Simulation runs checked steps so). kDetect copies every state now.
+  void set_write_check(WriteCheck mode);
+  WriteCheck write_check() const { return write_check_; }
+  // kDetect, at the end of a step: ForeignWriteDetected if any state differs
+  // from what its entity's last handler left.
+  void finish_write_detection(double t_end);
+  // Frees the copy of the states (no checked step follows).
+  void free_write_check_copy() { state_copy_ = {}; }
 
   // Interrupts: after request_stop(), every handler call throws Interrupted
   // before running, so a step in progress stops on every thread within one
@@ -68,17 +92,20 @@ class Dispatcher {
  private:
   template <class Fn>
   void run_handler(EntityId e, double now, EventKind handling, Fn&& fn);
-  // Checked mode: copies every entity's state bytes before a handler, for
-  // verify_states() to compare after it. (Not the model's boundary snapshot.)
+  // Checked mode: copies every entity's state bytes (before a handler in
+  // kFull, at the step start in kDetect). (Not the model's boundary snapshot.)
   void copy_states_for_write_check();
+  // kFull, after e's handler: every other state against the copy.
   void verify_states(EntityId e, double now, EventKind handling);
+  // kDetect, before e's handler: e's state against the copy.
+  void detect_foreign_write(EntityId e, double now, EventKind handling);
 
   Model* model_;
   const ModelSpec* spec_;
   std::vector<EntityRuntime> entities_;
   std::uint64_t seed_ = 0;
-  bool write_check_ = false;
-  std::vector<unsigned char> state_copy_;  // write check: states before the handler
+  WriteCheck write_check_ = WriteCheck::kOff;
+  std::vector<unsigned char> state_copy_;  // write check: the states it compares with
   // relaxed is enough: the flag carries no data, and a store becomes visible
   // to the polling threads within nanoseconds.
   std::atomic<bool> stop_{false};

@@ -27,7 +27,7 @@ struct Outputs {
 struct SimulationOptions {
   std::string executor = "serial";
   unsigned num_threads = 1;
-  bool check = false;                        // expensive contract checks
+  bool check = false;                        // contract checks on every step
   std::uint64_t event_budget = 50'000'000;   // per step; 0: unlimited
 };
 
@@ -42,6 +42,23 @@ class Simulation {
   // Swaps the executor (pending events move over). Not during a step.
   void set_executor(const std::string& name, unsigned num_threads);
   void set_executor(std::unique_ptr<Executor> executor);
+
+  // Contract checks on the next `steps` steps (across resets), on top of
+  // options().check (every step). A checked step finds any write to an
+  // entity's state outside its own handlers (WriteCheck::kDetect; when it
+  // finds one, the step reruns from its start with kFull, which names the
+  // writer), and that the snapshot did not change. The write check needs one
+  // handler at a time: with a multi-threaded executor a checked step runs on
+  // a serial stand-in (the pending events move over and back). Checking only
+  // observes: outputs are byte-identical either way; only the cost changes.
+  // Not during a step.
+  void check_next_steps(std::uint64_t steps) { checked_steps_left_ = steps; }
+  std::uint64_t checked_steps_left() const { return checked_steps_left_; }
+  // Whether the step begun last (begin_step) is checked: its caller must
+  // then run it with run_checked(), not on the executor.
+  bool step_checked() const { return step_checked_; }
+  // Runs a checked window (begin_step() returned it) one handler at a time.
+  void run_checked(const StepWindow& window, StepStats& stats);
 
   // Starts an episode: states, streams (Philox key (seed, entity)), initial
   // events, first snapshot and outputs.
@@ -103,8 +120,17 @@ class Simulation {
   void require_ready(const char* what) const;
   StepWindow make_window(double t_end, const void* actions, const std::uint8_t* alive);
   void run_window(double t_end, const void* actions, const std::uint8_t* alive);
+  void keep_step_start();
+  void restore_step_start();
+  // Runs the window on the executor, or with run_checked() when it is checked.
+  void execute(const StepWindow& window, StepStats& stats);
   std::uint64_t snapshot_digest() const;
   void boundary();
+  // Runs fn(executor) on an executor that runs one handler at a time: the
+  // env's own when it has one thread, else the serial stand-in, with the
+  // pending events moved there and back.
+  template <class Fn>
+  void one_handler_at_a_time(WriteCheck mode, Fn&& fn);
 
   std::unique_ptr<Model> model_;
   SimulationOptions options_;
@@ -120,6 +146,17 @@ class Simulation {
   double last_step_seconds_ = 0.0;
   std::vector<ActionView> action_views_;
   std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
+  std::uint64_t checked_steps_left_ = 0;  // check_next_steps()
+  bool step_checked_ = false;             // the current/last window is checked
+  // A checked step's start: what its handlers may change (not the clock or
+  // the outputs, which only finish_step changes), to rerun it.
+  struct StepStart {
+    std::vector<unsigned char> states, publics;
+    std::vector<EntityRuntime> runtimes;
+    std::vector<Event> pending;
+  };
+  StepStart step_start_;
+  std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
   Outputs out_;
   std::vector<float> obs_;
   std::vector<double> rewards_;

@@ -47,6 +47,12 @@ class VectorSimulation {
     for (auto& sim : sims_) sim->request_interrupt();
   }
 
+  // Contract checks on the next `steps` steps of every instance
+  // (Simulation::check_next_steps).
+  void check_next_steps(std::uint64_t steps) {
+    for (auto& sim : sims_) sim->check_next_steps(steps);
+  }
+
   // A step is coming soon: wake parked worker threads (Executor::prewake).
   void prewake();
   // Joins every worker thread (close()); the next step starts fresh ones.
@@ -59,7 +65,9 @@ class VectorSimulation {
   // One call for the whole batch. modes[i]: step with actions (rows of
   // instance i in `actions`/`alive`), reset with seeds[i], or skip.
   // Returns one exception per instance (null if it went well); a failed
-  // instance needs a reset, the others completed their step.
+  // instance needs a reset, the others completed their step. An instance
+  // whose step is checked (Simulation::check_next_steps) runs it alone,
+  // one handler at a time, before the batch.
   std::vector<std::exception_ptr> step(const void* actions, const std::uint8_t* alive,
                                        const std::uint8_t* modes, const std::uint64_t* seeds);
 
