@@ -478,25 +478,34 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
     for (std::size_t i = 0; i < n; ++i) fn(i);
     return;
   }
+  // A failure stops the work after it but not before it: every index below
+  // the lowest failing one still runs, so the error raised is the one the
+  // serial loop above raises (the lowest failing index), whatever the timing.
   std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
+  std::atomic<std::size_t> stop_at{n};  // the lowest failing index so far
   std::mutex mutex;
   std::exception_ptr failure;
+  std::size_t failure_index = n;
   const std::size_t chunk = std::max<std::size_t>(1, n / (8 * pool_.size()));
   pool_.run([&](unsigned) {
     for (;;) {
-      // relaxed: next only hands out indices; failed only stops early (the
-      // failure itself is read after run() returns, which orders it).
+      // relaxed: next only hands out indices (in increasing order, so every
+      // index below a failing one is handed out before it); stop_at only
+      // skips work (the failure itself is read after run() returns, which
+      // orders it).
       const std::size_t lo = next.fetch_add(chunk, std::memory_order_relaxed);
-      if (lo >= n || failed.load(std::memory_order_relaxed)) return;
+      if (lo >= stop_at.load(std::memory_order_relaxed)) return;
       for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) {
+        if (i >= stop_at.load(std::memory_order_relaxed)) return;
         try {
           fn(i);
         } catch (...) {
           std::lock_guard<std::mutex> lock(mutex);
-          if (!failure) failure = std::current_exception();
-          // relaxed: a stop hint; see the fetch_add above.
-          failed.store(true, std::memory_order_relaxed);
+          if (i < failure_index) {
+            failure_index = i;
+            failure = std::current_exception();
+            stop_at.store(i, std::memory_order_relaxed);
+          }
           return;
         }
       }
