@@ -76,6 +76,10 @@ class Simulation:
         """
         Fresh float32[num_agents, obs_dim] observations of the last boundary.
         """
+    def output_views(self) -> tuple[numpy.typing.NDArray[numpy.float32], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.uint8], numpy.typing.NDArray[numpy.uint8], numpy.typing.NDArray[numpy.int64]]:
+        """
+        (observations, rewards, terminations (uint8), truncations (uint8), infos): read-only views of the last boundary's buffers, overwritten by the next step (private: the dict API copies what it returns).
+        """
     def pending_events(self) -> dict:
         """
         Pending events in key order, as a dict of arrays.
@@ -211,9 +215,15 @@ class VectorSimulation:
     """
     num_envs instances of one model, stepped in one call; with the parallel executor they share one thread pool and one executive list.
     """
+    @typing.overload
     def __init__(self, model: str, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
         """
         num_envs (1..65536) instances of the registered model `model`; options as Simulation.
+        """
+    @typing.overload
+    def __init__(self, model: typing.Any, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+        """
+        num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each with its own state); config must be empty; options as Simulation.
         """
     def check_next_steps(self, steps: typing.Any) -> None:
         """
