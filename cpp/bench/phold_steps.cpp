@@ -6,8 +6,8 @@
 //               [work=0] [remote=0.25] [population=1]
 //
 // Instructions per event of the event loop alone:
-//   valgrind --tool=callgrind --toggle-collect='*SerialExecutor::run_step*' \
-//     build/ctest/phold_steps 1024 200
+//   valgrind --tool=callgrind --toggle-collect='*SerialExecutor::run_step*'
+//       build/ctest/phold_steps 1024 200
 // and of whole steps (boundary outputs included): --toggle-collect='*Simulation::step*'.
 #include <cstdio>
 #include <cstdlib>

@@ -94,6 +94,11 @@ class Model {
   virtual unsigned char* entity_state(EntityId e) = 0;
   virtual std::size_t public_size() const = 0;
   virtual unsigned char* public_state(EntityId e) = 0;
+
+  // Whether on_step_begin may do anything. False lets executors skip the
+  // per-entity call at every step (at ~1 event per entity and step it cost
+  // as much as handling an event). Default true: always safe.
+  virtual bool has_step_begin() const { return true; }
 };
 
 // Stores per-entity State and snapshot Public arrays for a model `Derived`.
@@ -113,6 +118,12 @@ class ModelBase : public Model {
   void reset_states() override { allocate(spec_.num_entities); }
 
   void write_snapshot(EntityId e) override { snapshot_[e] = Derived::make_public(states_[e]); }
+
+  // Derived (or a class between it and us) declares on_step_begin, or
+  // inherits Model's no-op: &Derived::on_step_begin then names Model's.
+  bool has_step_begin() const override {
+    return !std::is_same_v<decltype(&Derived::on_step_begin), void (Model::*)(Context&)>;
+  }
 
   std::size_t entity_state_size() const override { return sizeof(State); }
   unsigned char* entity_state(EntityId e) override {
