@@ -9,7 +9,10 @@
 namespace seer {
 
 Dispatcher::Dispatcher(Model& model)
-    : model_(&model), spec_(&model.spec()), entities_(model.spec().num_entities) {}
+    : model_(&model),
+      spec_(&model.spec()),
+      entities_(model.spec().num_entities),
+      has_step_begin_(model.has_step_begin()) {}
 
 void Dispatcher::reseed(std::uint64_t seed) {
   seed_ = seed;
@@ -71,6 +74,7 @@ void Dispatcher::init(EntityId e, EventSink& sink) {
 }
 
 void Dispatcher::step_begin(EntityId e, double now, EventSink& sink) {
+  if (!has_step_begin_) return;  // Model's no-op: nothing to run or check
   run_handler(e, now, kHandlingStepBegin, [&] {
     Context ctx(*spec_, e, now, kHandlingStepBegin, entities_[e].rng, entities_[e].next_seq,
                 sink);

@@ -24,7 +24,9 @@ void SerialExecutor::collect_pending(std::vector<Event>& out) const {
 void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
   Dispatcher& d = *dispatcher_;
   // Actions first, at t_k, in agent order (rule 5).
-  for (EntityId e = 0; e < d.num_entities(); ++e) d.step_begin(e, window.t_begin, *this);
+  if (d.has_step_begin()) {
+    for (EntityId e = 0; e < d.num_entities(); ++e) d.step_begin(e, window.t_begin, *this);
+  }
   for (std::uint32_t a = 0; a < window.num_agents; ++a) {
     if (window.alive == nullptr || window.alive[a]) d.action(a, window.t_begin, window.actions[a], *this);
   }
@@ -33,8 +35,15 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (window.event_budget != 0 && stats.events >= window.event_budget) {
       throw_event_budget(window);
     }
-    const Event event = queue_.pop();
-    d.event(event, *this);
+    // Lazily popped: the first event its handler schedules takes its place.
+    const Event event = queue_.pop_lazy();
+    try {
+      d.event(event, *this);
+    } catch (...) {
+      queue_.settle();  // the heap stays whole for digest() and save()
+      throw;
+    }
+    queue_.settle();
     ++stats.events;
     if (event.source != event.target) ++stats.cross_events;
   }

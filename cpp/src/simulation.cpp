@@ -363,8 +363,13 @@ void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
 
 void Simulation::boundary() {
   const ModelSpec& s = model_->spec();
-  executor_->parallel_for(s.num_entities, [this](std::size_t e) {
-    model_->write_snapshot(static_cast<EntityId>(e));
+  // In ranges of kSnapshotChunk entities: a call per range, not per entity.
+  constexpr std::size_t kSnapshotChunk = 256;
+  const std::size_t n = s.num_entities;
+  executor_->parallel_for((n + kSnapshotChunk - 1) / kSnapshotChunk, [this, n](std::size_t c) {
+    const std::size_t begin = c * kSnapshotChunk;
+    model_->write_snapshots(static_cast<EntityId>(begin),
+                            static_cast<EntityId>(std::min(n, begin + kSnapshotChunk)));
   });
   model_->after_snapshot();
   const std::size_t n_info = s.info_keys.size();

@@ -52,6 +52,9 @@ class Dispatcher {
   const ModelSpec& spec() const { return *spec_; }
   std::uint32_t num_entities() const { return spec_->num_entities; }
   EntityRuntime& entity(EntityId e) { return entities_[e]; }
+  // False when the model's on_step_begin is Model's no-op: step_begin()
+  // returns at once, and executors may skip calling it.
+  bool has_step_begin() const { return has_step_begin_; }
   const EntityRuntime& entity(EntityId e) const { return entities_[e]; }
 
   // New episode: entity e's stream becomes Philox key (seed, e), seq 0.
@@ -105,6 +108,7 @@ class Dispatcher {
   std::vector<EntityRuntime> entities_;
   std::uint64_t seed_ = 0;
   WriteCheck write_check_ = WriteCheck::kOff;
+  bool has_step_begin_ = true;
   std::vector<unsigned char> state_copy_;  // write check: the states it compares with
   // relaxed is enough: the flag carries no data, and a store becomes visible
   // to the polling threads within nanoseconds.

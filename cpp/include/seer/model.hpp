@@ -75,6 +75,11 @@ class Model {
   // -- Boundary (t_k + dt). No handler runs.
   // Copy entity e's public state into the snapshot (parallel over entities).
   virtual void write_snapshot(EntityId e) = 0;
+  // write_snapshot for entities [begin, end): one virtual call per range
+  // (per entity it cost ~20 instructions, as much as the copy many times over).
+  virtual void write_snapshots(EntityId begin, EntityId end) {
+    for (EntityId e = begin; e < end; ++e) write_snapshot(e);
+  }
   // Build read-only structures derived from the whole snapshot (serial).
   virtual void after_snapshot() {}
   // Per-agent outputs, reading that agent's state and the snapshot
@@ -94,6 +99,11 @@ class Model {
   virtual unsigned char* entity_state(EntityId e) = 0;
   virtual std::size_t public_size() const = 0;
   virtual unsigned char* public_state(EntityId e) = 0;
+
+  // Whether on_step_begin may do anything. False lets executors skip the
+  // per-entity call at every step (at ~1 event per entity and step it cost
+  // as much as handling an event). Default true: always safe.
+  virtual bool has_step_begin() const { return true; }
 };
 
 // Stores per-entity State and snapshot Public arrays for a model `Derived`.
@@ -113,6 +123,21 @@ class ModelBase : public Model {
   void reset_states() override { allocate(spec_.num_entities); }
 
   void write_snapshot(EntityId e) override { snapshot_[e] = Derived::make_public(states_[e]); }
+  void write_snapshots(EntityId begin, EntityId end) override {
+    // A Derived that replaces write_snapshot gets it called, entity by entity.
+    if constexpr (std::is_same_v<decltype(&Derived::write_snapshot),
+                                 void (ModelBase::*)(EntityId)>) {
+      for (EntityId e = begin; e < end; ++e) snapshot_[e] = Derived::make_public(states_[e]);
+    } else {
+      for (EntityId e = begin; e < end; ++e) static_cast<Derived*>(this)->write_snapshot(e);
+    }
+  }
+
+  // Derived (or a class between it and us) declares on_step_begin, or
+  // inherits Model's no-op: &Derived::on_step_begin then names Model's.
+  bool has_step_begin() const override {
+    return !std::is_same_v<decltype(&Derived::on_step_begin), void (Model::*)(Context&)>;
+  }
 
   std::size_t entity_state_size() const override { return sizeof(State); }
   unsigned char* entity_state(EntityId e) override {
