@@ -190,6 +190,7 @@ def test_serial_equivalence_catches_a_read_of_live_state(broken):
     # Reading another entity's live state passes every runtime check...
     assert check_contract(broken(3)).ok
     # ...but executors then disagree with serial, and the kit says where.
-    expected = r"executor 'parallel' with 1 threads differs from serial \(seed 0\) at step \d+: "
+    # (parallel with 1 thread runs the serial loop: the first to differ has 2)
+    expected = r"executor 'parallel' with 2 threads differs from serial \(seed 0\) at step \d+: "
     with pytest.raises(AssertionError, match=expected + r"\['observations'\]\['agent_\d'\]\[1\]"):
         assert_serial_equivalent(broken(3))

@@ -278,6 +278,7 @@ def test_close_joins_the_env_threads_and_del_frees_them(executor):
 
     from seer_env.envs import pcs_v0
 
+    gc.collect()  # earlier tests' envs: their workers end now, not mid-test
     baseline = os_threads()
     envs = [
         pcs_v0.parallel_env(width=4, height=4, executor=executor, num_threads=3, seed=0)
@@ -298,10 +299,13 @@ def test_close_joins_the_env_threads_and_del_frees_them(executor):
 
 
 def test_vector_close_joins_its_threads():
+    import gc
+
     import numpy as np
 
     from seer_env import vector
 
+    gc.collect()  # earlier tests' envs: their workers end now, not mid-test
     baseline = os_threads()
     venv = vector.make("pcs_v0", num_envs=3, width=4, height=4, executor="parallel", num_threads=3)
     venv.reset(seed=0)
