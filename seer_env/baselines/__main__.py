@@ -29,7 +29,13 @@ from seer_env.baselines.ppo import PPOConfig, train
 # policy and to the vector env; env steps = updates * num_steps * num_envs.
 TASKS: dict[str, dict[str, dict]] = {
     "pcs_v1": {
-        "small": dict(env=dict(width=8, height=8), ppo=dict(num_envs=8, updates=30)),
+        # Many small updates: each can move the policy only within the clip, and a
+        # rollout of 2 envs x 48 steps x 64 cells (6,144 samples) already averages
+        # the per-cell noise; bigger rollouts bought fewer updates for the same time.
+        "small": dict(
+            env=dict(width=8, height=8),
+            ppo=dict(num_envs=2, num_steps=48, updates=200, epochs=8, minibatches=4),
+        ),
         "medium": dict(env=dict(width=16, height=16), ppo=dict(num_envs=2, updates=30)),
     },
     "aircraft_v1": {

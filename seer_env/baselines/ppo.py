@@ -36,6 +36,7 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     hidden: int = 64
+    anneal_lr: bool = False  # decay lr linearly to 0 over the updates (CleanRL's default)
     torch_threads: int = 1
     env_config: dict[str, Any] = field(default_factory=dict)
 
@@ -141,6 +142,8 @@ def train(env_name: str, cfg: PPOConfig, seed: int, log=print) -> dict:
     history: list[dict] = []
     start = time.perf_counter()
     for update in range(1, cfg.updates + 1):
+        if cfg.anneal_lr:
+            optimizer.param_groups[0]["lr"] = cfg.lr * (1.0 - (update - 1) / cfg.updates)
         finished: list[float] = []
         for t in range(T):
             resetting = np.repeat(~acting.reshape(-1, agents_per).any(axis=1), agents_per)
