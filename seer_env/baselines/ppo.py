@@ -21,7 +21,7 @@ import numpy as np
 
 @dataclass
 class PPOConfig:
-    """Hyperparameters (defaults: the pcs_v1 budget of docs/tasks.md)."""
+    """Hyperparameters (defaults suit pcs_v1; the budgets per task and size: ``TASKS``)."""
 
     num_envs: int = 4  # instances stepped together
     num_steps: int = 96  # rollout length per update
@@ -36,7 +36,6 @@ class PPOConfig:
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     hidden: int = 64
-    anneal_lr: bool = False  # decay lr linearly to 0 over the updates (CleanRL's default)
     torch_threads: int = 1
     env_config: dict[str, Any] = field(default_factory=dict)
 
@@ -142,8 +141,6 @@ def train(env_name: str, cfg: PPOConfig, seed: int, log=print) -> dict:
     history: list[dict] = []
     start = time.perf_counter()
     for update in range(1, cfg.updates + 1):
-        if cfg.anneal_lr:
-            optimizer.param_groups[0]["lr"] = cfg.lr * (1.0 - (update - 1) / cfg.updates)
         finished: list[float] = []
         for t in range(T):
             resetting = np.repeat(~acting.reshape(-1, agents_per).any(axis=1), agents_per)
