@@ -157,8 +157,8 @@ def table(results: list[dict]) -> str:
     """The Markdown results table (return per agent and episode, mean ± sd)."""
     lines = [
         "| task | size | random | best constant | best rule | PPO (sampled) | PPO (greedy)"
-        " | PPO env steps | wall / seed |",
-        "|---|---|---|---|---|---|---|---|---|",
+        " | PPO seeds | PPO env steps | wall / seed |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ppo = [run["score"] for run in r["ppo"]["runs"]]
@@ -170,7 +170,7 @@ def table(results: list[dict]) -> str:
         ]
         lines.append(
             f"| {r['task']} | {r['size']} | {_cell(r['random'])} | {fixed[0]} | {fixed[1]}"
-            f" | {_cell(ppo)} | {_cell(greedy)} | {r['env_steps']:,} | {wall:.0f} s |"
+            f" | {_cell(ppo)} | {_cell(greedy)} | {len(ppo)} | {r['env_steps']:,} | {wall:.0f} s |"
         )
     return "\n".join(lines)
 
