@@ -34,7 +34,9 @@ TASKS: dict[str, dict[str, dict]] = {
         # the per-cell noise; bigger rollouts bought fewer updates for the same time.
         "small": dict(
             env=dict(width=8, height=8),
-            ppo=dict(num_envs=2, num_steps=48, updates=200, epochs=8, minibatches=4),
+            # gamma 0.9: a guard's benefit (handoffs later in the hour and the next
+            # ones) comes after its cost (calls blocked now); 0.5 learned too few guards.
+            ppo=dict(num_envs=2, num_steps=48, updates=200, epochs=8, minibatches=4, gamma=0.9),
         ),
         # 16x16: 1 env x 24 steps x 256 cells, the small size's samples per update.
         "medium": dict(
