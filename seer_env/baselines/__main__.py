@@ -41,7 +41,7 @@ TASKS: dict[str, dict[str, dict]] = {
         # 16x16: 1 env x 24 steps x 256 cells, the small size's samples per update.
         "medium": dict(
             env=dict(width=16, height=16),
-            ppo=dict(num_envs=1, num_steps=24, updates=200, epochs=8, minibatches=4),
+            ppo=dict(num_envs=1, num_steps=24, updates=200, epochs=8, minibatches=4, gamma=0.9),
         ),
     },
     "aircraft_v1": {
