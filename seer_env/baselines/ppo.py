@@ -29,7 +29,7 @@ class PPOConfig:
     epochs: int = 8
     minibatches: int = 16
     lr: float = 3e-3
-    gamma: float = 0.5  # a guard acts within the hour: short horizons keep the returns quiet
+    gamma: float = 0.5  # TASKS uses 0.9 for pcs_v1: a guard pays after it costs (docs/tasks.md)
     gae_lambda: float = 0.8
     clip: float = 0.2
     ent_coef: float = 0.001
