@@ -14,14 +14,15 @@ episode bootstraps from it), and the next ``step()`` only resets that
 instance (reward 0, actions ignored). Such reset steps, and rows of agents
 that terminated early (aircraft_v0's black-death rows), are masked out of the
 loss (``valid``), and advantages never flow across an episode end.
+
+The trainer is :func:`seer_env.baselines.ppo.train` (the one ``python -m
+seer_env.baselines`` uses; read it for the loop); this script is its command
+line with CleanRL's usual defaults.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
-
-import numpy as np
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -50,158 +51,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def make_agent(obs_dim: int, n_actions: int, hidden: int):
-    import torch
-    from torch import nn
-
-    def layer(i, o, std=2**0.5):
-        lin = nn.Linear(i, o)
-        nn.init.orthogonal_(lin.weight, std)
-        nn.init.constant_(lin.bias, 0.0)
-        return lin
-
-    class Agent(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.critic = nn.Sequential(
-                layer(obs_dim, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
-                layer(hidden, 1, std=1.0),
-            )  # fmt: skip
-            self.actor = nn.Sequential(
-                layer(obs_dim, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
-                layer(hidden, n_actions, std=0.01),
-            )  # fmt: skip
-
-        def value(self, x):
-            return self.critic(x).squeeze(-1)
-
-        def act(self, x, action=None):
-            dist = torch.distributions.Categorical(logits=self.actor(x))
-            if action is None:
-                action = dist.sample()
-            return action, dist.log_prob(action), dist.entropy(), self.value(x)
-
-    return Agent()
-
-
 def main(argv: list[str] | None = None) -> dict:
+    """Train with the command line's settings; returns ``train()``'s dict (history, rows, agent)."""
     args = parse_args(argv)
-    import torch
+    from seer_env.baselines.ppo import PPOConfig, train
 
-    import seer_env.vector
-
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.torch_threads)
-    rng = np.random.default_rng(args.seed)
     config = {"max_cycles": args.max_cycles, "num_threads": args.threads}
     if args.executor:
         config["executor"] = args.executor
     if args.env.startswith("pcs"):
         config.update(width=args.width, height=args.height)
-    envs = seer_env.vector.make(args.env, num_envs=args.num_envs, **config)
-    n_rows = envs.num_envs  # instances x agents
-    agents_per = envs.agents_per_instance
-    obs_dim = envs.single_observation_space.shape[0]
-    n_actions = int(envs.single_action_space.n)
-    agent = make_agent(obs_dim, n_actions, args.hidden)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
-
-    T = args.num_steps
-    obs_buf = torch.zeros((T, n_rows, obs_dim))
-    act_buf = torch.zeros((T, n_rows), dtype=torch.long)
-    logp_buf = torch.zeros((T, n_rows))
-    rew_buf = torch.zeros((T, n_rows))
-    val_buf = torch.zeros((T, n_rows))
-    valid_buf = torch.zeros((T, n_rows), dtype=torch.bool)  # a real transition of a live agent
-    term_buf = torch.zeros((T, n_rows))  # episode over after this step: terminated
-    done_buf = torch.zeros((T, n_rows))  # ... terminated or truncated
-    next_val_buf = torch.zeros((T, n_rows))  # V(obs after this step)
-
-    obs, _ = envs.reset(seed=args.seed)
-    next_obs = torch.as_tensor(obs)
-    acting = np.ones(n_rows, dtype=bool)  # rows that act in the next step
-    history: list[dict] = []
-    env_seconds = 0.0
-    start = time.perf_counter()
-    for update in range(1, args.updates + 1):
-        # -- rollout --------------------------------------------------------------------------
-        for t in range(T):
-            resetting = np.repeat(~acting.reshape(-1, agents_per).any(axis=1), agents_per)
-            obs_buf[t] = next_obs
-            with torch.no_grad():
-                action, logp, _, value = agent.act(next_obs)
-            act_buf[t], logp_buf[t], val_buf[t] = action, logp, value
-            valid_buf[t] = torch.as_tensor(acting & ~resetting)
-            t0 = time.perf_counter()
-            obs, reward, term, trunc, _ = envs.step(action.numpy())
-            env_seconds += time.perf_counter() - t0
-            next_obs = torch.as_tensor(obs)
-            rew_buf[t] = torch.as_tensor(reward, dtype=torch.float32)
-            term_buf[t] = torch.as_tensor(term, dtype=torch.float32)
-            done_buf[t] = torch.as_tensor(term | trunc, dtype=torch.float32)
-            with torch.no_grad():
-                next_val_buf[t] = agent.value(next_obs)
-            acting = np.where(resetting, True, acting & ~(term | trunc))
-
-        # -- GAE: bootstrap from V(next obs) unless terminated; never across an episode end -----
-        with torch.no_grad():
-            adv = torch.zeros_like(rew_buf)
-            last = torch.zeros(n_rows)
-            for t in reversed(range(T)):
-                delta = rew_buf[t] + args.gamma * next_val_buf[t] * (1 - term_buf[t]) - val_buf[t]
-                last = delta + args.gamma * args.gae_lambda * (1 - done_buf[t]) * last
-                last = torch.where(valid_buf[t], last, torch.zeros_like(last))
-                adv[t] = last
-            returns = adv + val_buf
-
-        # -- PPO update over valid transitions --------------------------------------------------
-        mask = valid_buf.reshape(-1)
-        b_obs = obs_buf.reshape(-1, obs_dim)[mask]
-        b_act, b_logp = act_buf.reshape(-1)[mask], logp_buf.reshape(-1)[mask]
-        b_adv, b_ret = adv.reshape(-1)[mask], returns.reshape(-1)[mask]
-        n = b_obs.shape[0]
-        mb = max(1, n // args.minibatches)
-        clipfracs = []
-        for _ in range(args.epochs):
-            order = torch.as_tensor(rng.permutation(n))
-            for s in range(0, n, mb):
-                idx = order[s : s + mb]
-                _, new_logp, entropy, new_val = agent.act(b_obs[idx], b_act[idx])
-                ratio = (new_logp - b_logp[idx]).exp()
-                a = b_adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8) if len(idx) > 1 else a
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip))
-                pg_loss = pg_loss.mean()
-                v_loss = 0.5 * ((new_val - b_ret[idx]) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-                clipfracs.append(((ratio - 1).abs() > args.clip).float().mean().item())
-
-        steps = update * T * args.num_envs  # env steps (every agent of an instance acts)
-        stats = {
-            "update": update,
-            "env_steps": steps,
-            "mean_reward": float(rew_buf[valid_buf].mean()),
-            "pg_loss": pg_loss.item(),
-            "v_loss": v_loss.item(),
-            "entropy": entropy.mean().item(),
-            "clipfrac": float(np.mean(clipfracs)),
-            "env_sps": steps / env_seconds,
-            "sps": steps / (time.perf_counter() - start),
-        }
-        history.append(stats)
-        print(
-            f"update {update:3d}  env steps {steps:7d}"
-            f"  reward/agent-step {stats['mean_reward']:8.4f}"
-            f"  v_loss {stats['v_loss']:7.4f}  entropy {stats['entropy']:.3f}"
-            f"  env {stats['env_sps']:7.0f} steps/s  total {stats['sps']:6.0f} steps/s",
-            flush=True,
-        )
-    envs.close()
-    return {"history": history, "rows": n_rows, "agent": agent}
+    cfg = PPOConfig(
+        num_envs=args.num_envs,
+        num_steps=args.num_steps,
+        updates=args.updates,
+        epochs=args.epochs,
+        minibatches=args.minibatches,
+        lr=args.lr,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        clip=args.clip,
+        ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef,
+        max_grad_norm=args.max_grad_norm,
+        hidden=args.hidden,
+        torch_threads=args.torch_threads,
+        env_config=config,
+    )
+    return train(args.env, cfg, args.seed, log=lambda line: print(line, flush=True))
 
 
 if __name__ == "__main__":

@@ -26,9 +26,9 @@ SMALL = dict(num_uavs=16, arena_size=20.0, ceiling=30.0)
 DENSE = dict(num_uavs=64, arena_size=30.0, ceiling=30.0, safe_radius=3.0)
 
 
-def sim_for(executor="serial", num_threads=1, **config):
+def sim_for(executor="serial", num_threads=1, model="aircraft", **config):
     return seer_env.Simulation(
-        "aircraft", {**DENSE, **config}, executor=executor, num_threads=num_threads
+        model, {**DENSE, **config}, executor=executor, num_threads=num_threads
     )
 
 
@@ -219,9 +219,9 @@ def test_pickle_mid_episode_continues_identically():
 
 
 # -- exact determinism --------------------------------------------------------------------------
-def trace(executor, num_threads, seed, steps=120):
+def trace(executor, num_threads, seed, steps=120, model="aircraft"):
     """Per-step SHA-256 over the digest and every output's bytes, and final counters."""
-    sim = sim_for(executor, num_threads)
+    sim = sim_for(executor, num_threads, model)
     sim.reset(seed)
     rng = np.random.default_rng(seed)
     hashes = []
@@ -243,8 +243,8 @@ def trace(executor, num_threads, seed, steps=120):
 
 
 @functools.cache
-def serial_trace(seed):
-    return trace("serial", 1, seed)
+def serial_trace(seed, model="aircraft"):
+    return trace("serial", 1, seed, model=model)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -256,6 +256,17 @@ def test_every_executor_and_thread_count_matches_serial(executor, num_threads, s
     # The run exercises what can go wrong: beacons, near misses and crashes.
     assert near_misses > 0 and 0 < crashes < 64
     got, _, _ = trace(executor, num_threads, seed)
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    "executor,num_threads", [c for c in executor_configs(8) if c[1] in (1, 2, 8)]
+)
+def test_aircraft_v1_every_executor_and_thread_count_matches_serial(executor, num_threads):
+    """The same check on aircraft_v1's model (its rescaled reward, wind and defaults)."""
+    expected, near_misses, crashes = serial_trace(0, "aircraft_v1")
+    assert near_misses > 0 and crashes > 0
+    got, _, _ = trace(executor, num_threads, 0, model="aircraft_v1")
     assert got == expected
 
 

@@ -66,4 +66,4 @@ def test_table_formats_mean_and_sd():
     text = table([result])
     row = "| pcs_v1 | small | -3.0 ± 1.0 | -1.0 ± 0.0 (constant guard 3) | - | 2.0 ± 1.0 |"
     assert row + " nan ± nan |" in text  # no greedy score recorded
-    assert "1,000 | 15 s |" in text
+    assert "| 2 | 1,000 | 15 s |" in text  # seeds, env steps, wall per seed

@@ -247,10 +247,9 @@ class AircraftEnv(SeerParallelEnv):
     ) -> None:
         # Model parameters, defaults and checks: the declaration
         # (cpp/models/aircraft/workload.cpp); k_neighbors <= max_neighbors is the model's.
-        config = validate_params(SPEC, params)
-        super().__init__(
+        self._build(
             "aircraft",
-            config,
+            validate_params(SPEC, params),
             seed=seed,
             max_cycles=max_cycles,
             executor=executor,
@@ -260,6 +259,10 @@ class AircraftEnv(SeerParallelEnv):
             event_budget=event_budget,
             render_mode=render_mode,
         )
+
+    def _build(self, model: str, config: dict[str, Any], **runtime: Any) -> None:
+        """The runtime of ``model`` (``aircraft``, ``aircraft_v1``) and the swarm's attributes."""
+        super().__init__(model, config, **runtime)
         self.num_uavs = config["num_uavs"]
         # arena_size's declared default is computed (default_doc); the same formula.
         self.arena_size = config.get("arena_size", 6.25 * np.sqrt(self.num_uavs))

@@ -100,11 +100,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS
 from seer_env.envs.aircraft_v0 import AircraftEnv
 from seer_env.workloads import (
     declared_parameters,
@@ -137,11 +136,9 @@ class AircraftV1Env(AircraftEnv):
         render_mode: str | None = None,
         **params: Any,
     ) -> None:
-        config = validate_params(SPEC, params)
-        SeerParallelEnv.__init__(  # not AircraftEnv's: that one builds aircraft_v0
-            self,
+        self._build(
             "aircraft_v1",
-            config,
+            validate_params(SPEC, params),
             seed=seed,
             max_cycles=max_cycles,
             executor=executor,
@@ -151,10 +148,6 @@ class AircraftV1Env(AircraftEnv):
             event_budget=event_budget,
             render_mode=render_mode,
         )
-        self.num_uavs = config["num_uavs"]
-        self.arena_size = config.get("arena_size", 6.25 * np.sqrt(self.num_uavs))
-        self.ceiling = config["ceiling"]
-        self.battery_capacity = config["battery_capacity"]
 
 
 def parallel_env(**kwargs: Any) -> AircraftV1Env:

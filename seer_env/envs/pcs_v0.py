@@ -174,10 +174,9 @@ class PcsEnv(SeerParallelEnv):
         **params: Any,
     ) -> None:
         # Model parameters, defaults and checks: the declaration (cpp/models/pcs/workload.cpp).
-        config = validate_params(SPEC, params)
-        super().__init__(
+        self._build(
             "pcs",
-            config,
+            validate_params(SPEC, params),
             seed=seed,
             max_cycles=max_cycles,
             executor=executor,
@@ -187,6 +186,10 @@ class PcsEnv(SeerParallelEnv):
             event_budget=event_budget,
             render_mode=render_mode,
         )
+
+    def _build(self, model: str, config: dict[str, Any], **runtime: Any) -> None:
+        """The runtime of ``model`` (``pcs``, ``pcs_v1``) and the grid's attributes."""
+        super().__init__(model, config, **runtime)
         self.width = config["width"]
         self.height = config["height"]
         self.channels = config["channels"]

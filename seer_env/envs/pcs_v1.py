@@ -144,7 +144,7 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
-from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
+from seer_env.env import DEFAULT_CHECK_STEPS
 from seer_env.envs.pcs_v0 import PcsEnv
 from seer_env.workloads import (
     declared_parameters,
@@ -178,11 +178,9 @@ class PcsV1Env(PcsEnv):
         render_mode: str | None = None,
         **params: Any,
     ) -> None:
-        config = validate_params(SPEC, params)
-        SeerParallelEnv.__init__(  # not PcsEnv's: that one builds pcs_v0
-            self,
+        self._build(
             "pcs_v1",
-            config,
+            validate_params(SPEC, params),
             seed=seed,
             max_cycles=max_cycles,
             executor=executor,
@@ -192,9 +190,6 @@ class PcsV1Env(PcsEnv):
             event_budget=event_budget,
             render_mode=render_mode,
         )
-        self.width = config["width"]
-        self.height = config["height"]
-        self.channels = config["channels"]
 
 
 def parallel_env(**kwargs: Any) -> PcsV1Env:
