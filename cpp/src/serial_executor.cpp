@@ -35,15 +35,8 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (window.event_budget != 0 && stats.events >= window.event_budget) {
       throw_event_budget(window);
     }
-    // Lazily popped: the first event its handler schedules takes its place.
-    const Event event = queue_.pop_lazy();
-    try {
-      d.event(event, *this);
-    } catch (...) {
-      queue_.settle();  // the heap stays whole for digest() and save()
-      throw;
-    }
-    queue_.settle();
+    const Event event = queue_.pop();
+    d.event(event, *this);
     ++stats.events;
     if (event.source != event.target) ++stats.cross_events;
   }
