@@ -648,6 +648,7 @@ def test_cache_entry_that_loses_its_revalidation_is_replaced(
     with monkeypatch.context() as m:
         m.setattr(stpa, "_pick", lambda allowed, scores: (Candidate(1, "parallel"), "burst"))
         m.setattr(cost_model, "plan", lambda *a, **k: cost_model.Plan([1, 2], {}, 2, "x"))
+        m.setattr(cost_model, "next_size", lambda measured, most: None)  # x2 stays runner-up
         stpa.choose("phold", PHOLD, executor="parallel")  # serial: not a runner-up
     monkeypatch.setattr(stpa, "_VALIDATED", set())  # a new process, on a quiet machine
     calls = []
@@ -851,3 +852,18 @@ def test_vector_batch_entry_is_revalidated_on_batches(monkeypatch, machine):
     duel = again.report["cache"]["revalidation"]
     assert duel["pairs"] >= 1 and duel["seconds"] > 0
     assert again.report["features"]["num_envs"] == 4
+
+
+def test_a_size_added_in_the_last_round_is_not_chosen_unmeasured(monkeypatch, machine):
+    # An extension added when the round limit is reached has no samples: it is
+    # reported as pruned, never chosen or looked up (was: KeyError on a busy machine).
+    monkeypatch.setattr(stpa, "MAX_ROUNDS", 1)
+    monkeypatch.setattr(stpa, "MIN_ROUNDS", 1)
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: cost_model.Plan([2], {}, 2, "x"))
+    monkeypatch.setattr(cost_model, "next_size", lambda measured, most: 4)
+    decision = stpa.choose("phold", PHOLD, executor="parallel")
+    report = decision.report
+    assert report["source"] == "preflight"
+    assert 4 not in [c["num_threads"] for c in report["candidates"]]
+    assert 2 in [c["num_threads"] for c in report["candidates"]]
+    assert decision.num_threads in (1, 2)

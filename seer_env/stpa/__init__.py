@@ -496,8 +496,11 @@ def _preflight(
         "seconds_per_event": medians[SERIAL] / max(1.0, _mean(pf.events)),
         "seconds_per_step": medians[SERIAL],
     }
+    # A copy added in the last round (an extension when MAX_ROUNDS is reached)
+    # has no samples: it was not measured, so it is neither reported nor chosen.
+    timed_candidates = [c for c in pf.candidates if c in medians]
     candidates = []
-    for c in sorted(pf.candidates):
+    for c in sorted(timed_candidates):
         times = pf.samples[c]
         candidates.append(
             {
@@ -511,9 +514,9 @@ def _preflight(
                 "speedup_vs_serial": medians[SERIAL] / medians[c],
             }
         )
-    allowed = [c for c in pf.candidates if executor is None or c.executor == executor]
+    allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
     choice, reason = _pick(allowed, scores)
-    measured_sizes = {c.num_threads for c in pf.candidates if c != SERIAL}
+    measured_sizes = {c.num_threads for c in timed_candidates if c != SERIAL}
     pruned = [
         {"num_threads": p, "predicted_s": s}
         for p, s in sorted(plan.predicted.items())
