@@ -27,52 +27,31 @@ from seer_env.baselines.ppo import PPOConfig, train
 
 # Sizes and PPO budgets per task. The env config of a size is passed to every
 # policy and to the vector env; env steps = updates * num_steps * num_envs.
+# gamma 0.9: a guard's benefit (handoffs later in the hour and the next ones)
+# comes after its cost (calls blocked now); 0.5 learned too few guards.
+_PCS_PPO = dict(updates=200, epochs=8, minibatches=4, gamma=0.9)
+_AIRCRAFT_PPO = dict(
+    num_steps=128,
+    updates=40,
+    lr=3e-4,
+    gamma=0.99,
+    gae_lambda=0.95,
+    epochs=4,
+    minibatches=8,
+    ent_coef=0.0,
+)
 TASKS: dict[str, dict[str, dict]] = {
     "pcs_v1": {
         # Many small updates: each can move the policy only within the clip, and a
         # rollout of 2 envs x 48 steps x 64 cells (6,144 samples) already averages
         # the per-cell noise; bigger rollouts bought fewer updates for the same time.
-        "small": dict(
-            env=dict(width=8, height=8),
-            # gamma 0.9: a guard's benefit (handoffs later in the hour and the next
-            # ones) comes after its cost (calls blocked now); 0.5 learned too few guards.
-            ppo=dict(num_envs=2, num_steps=48, updates=200, epochs=8, minibatches=4, gamma=0.9),
-        ),
+        "small": dict(env=dict(width=8, height=8), ppo=dict(_PCS_PPO, num_envs=2, num_steps=48)),
         # 16x16: 1 env x 24 steps x 256 cells, the small size's samples per update.
-        "medium": dict(
-            env=dict(width=16, height=16),
-            ppo=dict(num_envs=1, num_steps=24, updates=200, epochs=8, minibatches=4, gamma=0.9),
-        ),
+        "medium": dict(env=dict(width=16, height=16), ppo=dict(_PCS_PPO, num_envs=1, num_steps=24)),
     },
     "aircraft_v1": {
-        "small": dict(
-            env=dict(num_uavs=16),
-            ppo=dict(
-                num_envs=8,
-                num_steps=128,
-                updates=40,
-                lr=3e-4,
-                gamma=0.99,
-                gae_lambda=0.95,
-                epochs=4,
-                minibatches=8,
-                ent_coef=0.0,
-            ),
-        ),
-        "medium": dict(
-            env=dict(num_uavs=64),
-            ppo=dict(
-                num_envs=2,
-                num_steps=128,
-                updates=40,
-                lr=3e-4,
-                gamma=0.99,
-                gae_lambda=0.95,
-                epochs=4,
-                minibatches=8,
-                ent_coef=0.0,
-            ),
-        ),
+        "small": dict(env=dict(num_uavs=16), ppo=dict(_AIRCRAFT_PPO, num_envs=8)),
+        "medium": dict(env=dict(num_uavs=64), ppo=dict(_AIRCRAFT_PPO, num_envs=2)),
     },
 }
 EVAL_SEEDS = [10_000 + i for i in range(5)]
