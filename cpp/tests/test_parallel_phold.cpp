@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "case_watchdog.hpp"
 #include "seer/config.hpp"
 #include "builtin_models.hpp"
 #include "seer/model_registry.hpp"
@@ -28,37 +29,11 @@
 
 namespace {
 
+using seer_test::end_cases;
+using seer_test::start_case;
+using seer_test::start_watchdog;
+
 int failures = 0;
-
-// A livelocked executor must fail the test, not hang ctest: the watchdog
-// ends the process if one case runs past its deadline.
-std::atomic<double> deadline{0.0};  // steady-clock seconds; 0: none
-std::atomic<const char*> current_case{""};
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void start_case(const char* name, double seconds) {
-  current_case.store(name);
-  deadline.store(now_s() + seconds);
-}
-
-void start_watchdog() {
-  std::thread([] {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const double d = deadline.load();
-      if (d != 0.0 && now_s() > d) {
-        std::fprintf(stderr, "FAILED: case '%s' ran past its deadline (livelock?)\n",
-                     current_case.load());
-        std::fflush(stderr);
-        std::_Exit(EXIT_FAILURE);
-      }
-    }
-  }).detach();
-}
 
 void fail(const std::string& what) {
   if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
@@ -219,7 +194,7 @@ int main() {
     compare(run(*serial, 1, c.steps), run(*parallel, 1, c.steps), c.name);
     std::printf("  %-17s ok\n", c.name);
   }
-  deadline.store(0.0);
+  end_cases();
 
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

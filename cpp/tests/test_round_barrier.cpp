@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "case_watchdog.hpp"
 #include "seer/round_barrier.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -34,6 +35,11 @@
 
 namespace {
 
+using seer_test::end_cases;
+using seer_test::now_s;
+using seer_test::start_case;
+using seer_test::start_watchdog;
+
 // TSAN slows every atomic access and futex round trip ~30x: fewer generations.
 #if defined(SEER_TEST_TSAN)
 constexpr unsigned kReuseGenerations = 300;
@@ -42,36 +48,9 @@ constexpr unsigned kReuseGenerations = 3000;
 #endif
 
 std::atomic<int> failures{0};
-std::atomic<double> deadline{0.0};
-std::atomic<const char*> current_case{""};
 
 void fail(const std::string& what) {
   if (failures.fetch_add(1) < 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void start_case(const char* name, double seconds) {
-  current_case.store(name);
-  deadline.store(now_s() + seconds);
-}
-
-void start_watchdog() {
-  std::thread([] {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const double d = deadline.load();
-      if (d != 0.0 && now_s() > d) {
-        std::fprintf(stderr, "FAILED: case '%s' ran past its deadline (hang?)\n",
-                     current_case.load());
-        std::fflush(stderr);
-        std::_Exit(EXIT_FAILURE);
-      }
-    }
-  }).detach();
 }
 
 struct Outcome {
@@ -184,7 +163,7 @@ int main() {
     }
   }
 
-  deadline.store(0.0);
+  end_cases();
   if (failures.load() != 0) return EXIT_FAILURE;
   std::printf("round barrier: all cases passed\n");
   return EXIT_SUCCESS;
