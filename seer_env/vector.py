@@ -338,13 +338,8 @@ class SeerVectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Join the background thread and the worker threads.
 
-<<<<<<< ours
         A ``step_async()`` in flight finishes first; the pool is one for the
         batch, and a later step starts fresh threads.
-=======
-        A ``step_async()`` in flight finishes first; the batch has one pool, and a
-        later step starts fresh workers.
->>>>>>> theirs
         """
         sim = self.__dict__.get("sim")  # absent when the constructor failed
         if sim is not None:
