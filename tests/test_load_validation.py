@@ -12,38 +12,9 @@ import struct
 import pytest
 
 import seer_env
+from seer_env.testing.save_format import HEADER, rechecksum
 
-MASK = (1 << 64) - 1
-HEADER = 16  # magic + checksum
 EVENT = struct.Struct("<dIIQII64s")  # seer::Event: time, target, source, seq, kind, reserved
-
-
-def _finalize(z):
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
-
-
-def digest(data):
-    """seer::Digest of `data` (cpp/include/seer/digest.hpp)."""
-    state, count = 0x243F6A8885A308D3, 0
-
-    def mix(word):
-        nonlocal state, count
-        count += 1
-        state = _finalize(state ^ ((word + 0x9E3779B97F4A7C15 * count) & MASK))
-
-    full = len(data) - len(data) % 8
-    for i in range(0, full, 8):
-        mix(int.from_bytes(data[i : i + 8], "little"))
-    tail = data[full:]
-    mix(int.from_bytes(tail, "little") ^ (len(tail) << 56))
-    return _finalize(state ^ count)
-
-
-def rechecksum(blob):
-    blob = bytes(blob)
-    return blob[:8] + struct.pack("<Q", digest(blob[HEADER:])) + blob[HEADER:]
 
 
 class Layout:

@@ -37,9 +37,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from seer_env import _core  # noqa: E402
+from seer_env.testing.save_format import HEADER, rechecksum  # noqa: E402
 
-MASK = (1 << 64) - 1
-HEADER = 16
 EVENT_SIZE = 96
 ORDINARY = (ValueError, TypeError, RuntimeError, OverflowError, KeyboardInterrupt)
 SMALL = {
@@ -48,29 +47,6 @@ SMALL = {
     "aircraft": {"num_uavs": 4},
     "faulty": {"num_entities": 6, "num_agents": 3},
 }
-
-
-def _finalize(z):
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
-
-
-def digest(data):
-    """seer::Digest (cpp/include/seer/digest.hpp): the save format's checksum."""
-    state, count = 0x243F6A8885A308D3, 0
-    full = len(data) - len(data) % 8
-    words = list(struct.unpack_from(f"<{full // 8}Q", data)) if full else []
-    tail = data[full:]
-    words.append(int.from_bytes(tail, "little") ^ (len(tail) << 56))
-    for word in words:
-        count += 1
-        state = _finalize(state ^ ((word + 0x9E3779B97F4A7C15 * count) & MASK))
-    return _finalize(state ^ count)
-
-
-def rechecksum(blob):
-    return bytes(blob[:8]) + struct.pack("<Q", digest(bytes(blob[HEADER:]))) + bytes(blob[HEADER:])
 
 
 def runtime_fields(blob):
