@@ -36,7 +36,7 @@ demo:
 	$(PYTHON) -m seer_env.demo
 
 test: test-cpp
-	pytest
+	$(PYTHON) -m pytest
 
 test-cpp:
 	cmake -S . -B $(CTEST_BUILD) -DSEER_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
