@@ -40,17 +40,30 @@ seed instance ``i`` with ``s + i``, exactly as ``SeerVectorEnv.reset(seed=s)``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
 from seer_env.vector import SeerVectorEnv
 
 __all__ = ["SeerBatchedEnv", "make_batched_env"]
+
+
+class _StepTensors(NamedTuple):
+    """One reset's or step's outputs as tensors of their own (no buffer the next step writes)."""
+
+    observation: torch.Tensor  # float32 [m, a, obs_dim]
+    mask: torch.Tensor  # bool [m, a]
+    reward: torch.Tensor | None  # float32 [m, a, 1]; None for a reset
+    info: tuple[torch.Tensor, ...]  # int64 [m, a] per info key, in the env's key order
+    done: torch.Tensor  # bool [m, 1], as terminated and truncated
+    terminated: torch.Tensor
+    truncated: torch.Tensor
+    any_done: bool  # done.any(), for maybe_reset
 
 
 class SeerBatchedEnv(EnvBase):
@@ -79,7 +92,21 @@ class SeerBatchedEnv(EnvBase):
         m, a = vec.num_instances, self.num_agents
         self._terminated = np.zeros(m * a, dtype=bool)  # agents that terminated (sticky)
         self._done = np.zeros(m, dtype=bool)  # instances reported done
+        # Keys and shapes a step uses, computed once.
+        self._action_key = (self.group, "action")
+        self._vec_action_shape = vec.action_space.shape
+        self._group_size = torch.Size([m, a])
+        # What step_mdp drops from the root, or takes from "next" (the group apart).
+        self._not_kept = frozenset({"next", "_reset", "done", "terminated", "truncated", self.group})
+        # What step_mdp drops from the group (reward), or takes from "next".
+        self._group_replaced = frozenset({"reward", "observation", "mask", "info"})
         self._make_specs()
+
+    @property
+    def _to_device(self) -> bool:
+        """Whether outputs move to ``self.device`` (built on CPU)."""
+        device = self.device
+        return device is not None and device.type != "cpu"
 
     # -- specs ----------------------------------------------------------------------------------
     def _make_specs(self) -> None:
@@ -148,86 +175,176 @@ class SeerBatchedEnv(EnvBase):
         rows = np.repeat(mask, a)
         self._terminated[rows] = False
         self._done[mask] = False
-        obs[~self._vec._alive.astype(bool)] = 0  # rows of gone agents in instances not reset
-        false = torch.zeros((m, 1), dtype=torch.bool)
-        return self._output(obs, None, false, false, false)
+        alive = self._vec._alive.astype(bool)
+        obs[~alive] = 0  # rows of gone agents in instances not reset
+        out = self._next_tensordict(self._tensors(obs, None, alive, np.zeros((3, m, 1), bool)))
+        if self._to_device:
+            out = out.to(self.device)
+        return out
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        vec, m, a = self._vec, self._vec.num_instances, self.num_agents
-        action = tensordict.get((self.group, "action"))
-        if action.requires_grad or action.device.type != "cpu":
-            action = action.detach().cpu()
-        actions = action.numpy().reshape(vec.action_space.shape)
-        terminated_agents = self._terminated.reshape(m, a)
-        if self._done.any():
-            # Instances reported done and not reset through "_reset" restart
-            # now (NEXT_STEP autoreset): their agents start over.
-            terminated_agents[self._done] = False
-        obs, rewards, terms, _ = vec.step_rows(actions)
-        # In place, not `self._terminated |= ...`: that rebinds the attribute
-        # through EnvBase.__setattr__ (nn.Module's), ~5% of a step.
-        np.logical_or(self._terminated, terms, out=self._terminated)
-        # done, terminated, truncated of each instance: one fresh [3, m, 1] array.
-        flags = np.empty((3, m, 1), dtype=bool)
-        done = flags[0, :, 0]
-        np.logical_not(vec._alive.reshape(m, a).any(axis=1), out=done)
-        np.logical_and(done, terminated_agents.all(axis=1), out=flags[1, :, 0])
-        np.greater(done, flags[1, :, 0], out=flags[2, :, 0])  # done and not terminated
-        self._done[:] = done  # in place: _reset edits it; the returned flags stay as they are
-        return self._output(obs, rewards, *map(torch.from_numpy, flags))
+        out = self._next_tensordict(self._advance(tensordict))
+        if self._to_device:
+            out = out.to(self.device)
+        return out
+
+    def _step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """``step`` + ``step_mdp`` + ``maybe_reset`` (what collectors call) without key walking.
+
+        TorchRL's generic version (``EnvBase._step_and_maybe_reset``) builds the
+        next root with ``step_mdp``, which walks the keys of the input and of
+        ``"next"`` against its include/exclude trees and copies each nested
+        TensorDict (about a sixth of a batch step here). This env knows its
+        layout, so it builds both TensorDicts from the step's tensors at once:
+        the result is the one ``step_mdp`` gives (the input's other keys kept,
+        nested TensorDicts copied; ``reward``, ``"next"``, ``"_reset"`` and the
+        done flags dropped; observations, masks, infos and done flags from
+        ``"next"``; tested equal), and ``maybe_reset`` runs only when an
+        instance is done. Anything out of the ordinary takes TorchRL's route:
+        type checks on, a non-CPU device, a partial step (``"_step"``), a preset
+        ``"next"``, a lazily stacked or foreign-shaped input, post-step hooks.
+
+        It overrides TorchRL's private ``_step_and_maybe_reset`` (not the public
+        ``step_and_maybe_reset``) so that the public method keeps TorchRL's own
+        dispatch (``env.compile()``, profiling); if a TorchRL release stops
+        calling it, steps take the generic route again, slower but the same
+        (``test_collector_steps_take_the_direct_route`` would fail).
+        """
+        if (
+            self.run_type_checks
+            or self._to_device
+            or self._post_step_mdp_hooks is not None
+            or type(tensordict) is not TensorDict
+            or tensordict.batch_size != self.batch_size
+            or tensordict.device is not None
+            or "_step" in tensordict.keys()
+            or "next" in tensordict.keys()
+        ):
+            return super()._step_and_maybe_reset(tensordict)
+        tensors = self._advance(tensordict)
+        tensordict.set("next", self._next_tensordict(tensors))
+        root = self._next_root(tensordict, tensors)
+        if tensors.any_done:  # the done flags are all False otherwise: nothing to reset
+            root = self.maybe_reset(root)
+        return tensordict, root
 
     def _step_proc_data(self, next_tensordict_out: TensorDictBase) -> TensorDictBase:
         """TorchRL's pass over a step's output, skipped unless ``run_type_checks``.
 
         ``EnvBase._step_proc_data`` reshapes rewards and done flags to the
-        specs' shapes and adds missing done keys: ``_output`` already builds
-        every key at its spec's shape and dtype (``check_env_specs`` checks
-        it), so the pass has nothing to do (~10% of a batch step).
+        specs' shapes and adds missing done keys: ``_next_tensordict`` already
+        builds every key at its spec's shape and dtype (``check_env_specs``
+        checks it), so the pass has nothing to do (~10% of a batch step).
         """
         if self.run_type_checks:
             return super()._step_proc_data(next_tensordict_out)
         return next_tensordict_out
 
-    def _output(
-        self,
-        obs: np.ndarray,
-        rewards: np.ndarray | None,
-        done: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-    ) -> TensorDictBase:
-        """The TensorDict of one reset/step from the vector env's fresh arrays."""
+    # -- one step -------------------------------------------------------------------------------
+    def _advance(self, tensordict: TensorDictBase) -> _StepTensors:
+        """Step every instance once with the input's actions: the step's tensors."""
         vec, m, a = self._vec, self._vec.num_instances, self.num_agents
+        action = tensordict.get(self._action_key)
+        if action.requires_grad or action.device.type != "cpu":
+            action = action.detach().cpu()
+        actions = action.numpy().reshape(self._vec_action_shape)
+        if self._done.any():
+            # Instances reported done and not reset through "_reset" restart
+            # now (NEXT_STEP autoreset): their agents start over.
+            self._terminated.reshape(m, a)[self._done] = False
+        obs, rewards, terms, _ = vec.step_rows(actions)
         alive = vec._alive.astype(bool)
-        group_size = torch.Size([m, a])
-        group: dict[str, Any] = {
-            "observation": torch.from_numpy(obs).view(m, a, -1),
-            "mask": torch.from_numpy(alive).view(m, a),
-        }
-        if rewards is not None:
-            group["reward"] = torch.from_numpy(rewards.astype(np.float32)).view(m, a, 1)
+        # done, terminated, truncated of each instance: one fresh [3, m, 1] array.
+        flags = np.zeros((3, m, 1), dtype=bool)
+        if not alive.all():  # all alive: no agent ended now, no instance is done
+            # In place, not `self._terminated |= ...`: that rebinds the attribute
+            # through EnvBase.__setattr__ (nn.Module's), ~5% of a step.
+            np.logical_or(self._terminated, terms, out=self._terminated)
+            done = flags[0, :, 0]
+            np.logical_not(alive.reshape(m, a).any(axis=1), out=done)
+            np.logical_and(done, self._terminated.reshape(m, a).all(axis=1), out=flags[1, :, 0])
+            np.greater(done, flags[1, :, 0], out=flags[2, :, 0])  # done and not terminated
+        self._done[:] = flags[0, :, 0]  # in place: _reset edits it; the returned flags stay
+        return self._tensors(obs, rewards, alive, flags)
+
+    def _tensors(
+        self, obs: np.ndarray, rewards: np.ndarray | None, alive: np.ndarray, flags: np.ndarray
+    ) -> _StepTensors:
+        """A reset's or step's tensors from fresh arrays (nothing else holds them)."""
+        m, a = self._vec.num_instances, self.num_agents
+        info: tuple[torch.Tensor, ...] = ()
         if self._info_keys:
             # One copy, key-major (the next step overwrites the buffer): each
             # key's [m, a] column is then one contiguous slice of it.
-            table = vec.sim.infos.T.copy()
+            table = self._vec.sim.infos.T.copy()
             if not alive.all():
                 table[:, ~alive] = 0
-            columns = torch.from_numpy(table).view(-1, m, a).unbind(0)
+            info = torch.from_numpy(table.reshape(-1, m, a)).unbind(0)
+        done, terminated, truncated = torch.from_numpy(flags).unbind(0)
+        return _StepTensors(
+            observation=torch.from_numpy(obs.reshape(m, a, -1)),
+            mask=torch.from_numpy(alive.reshape(m, a)),
+            reward=(
+                None
+                if rewards is None
+                else torch.from_numpy(rewards.astype(np.float32).reshape(m, a, 1))
+            ),
+            info=info,
+            done=done,
+            terminated=terminated,
+            truncated=truncated,
+            any_done=bool(flags[0].any()),
+        )
+
+    def _group_entries(self, t: _StepTensors) -> dict[str, Any]:
+        """A new group TensorDict's observation entries (its own info TensorDict)."""
+        group: dict[str, Any] = {"observation": t.observation, "mask": t.mask}
+        if self._info_keys:
             group["info"] = TensorDict._new_unsafe(
-                dict(zip(self._info_keys, columns)), batch_size=group_size
+                dict(zip(self._info_keys, t.info)), batch_size=self._group_size
             )
-        out = TensorDict._new_unsafe(
+        return group
+
+    def _next_tensordict(self, t: _StepTensors) -> TensorDictBase:
+        """The TensorDict of one reset/step (``"next"`` of a step)."""
+        group = self._group_entries(t)
+        if t.reward is not None:
+            group["reward"] = t.reward
+        return TensorDict._new_unsafe(
             {
-                self.group: TensorDict._new_unsafe(group, batch_size=group_size),
-                "done": done,
-                "terminated": terminated,
-                "truncated": truncated,
+                self.group: TensorDict._new_unsafe(group, batch_size=self._group_size),
+                "done": t.done,
+                "terminated": t.terminated,
+                "truncated": t.truncated,
             },
             batch_size=self.batch_size,
         )
-        if self.device is not None and self.device != torch.device("cpu"):
-            out = out.to(self.device)
-        return out
+
+    def _next_root(self, tensordict: TensorDictBase, t: _StepTensors) -> TensorDictBase:
+        """``step_mdp(tensordict)`` (as ``EnvBase.step_mdp``), built from the step's tensors.
+
+        Kept from the input: every entry but ``"next"``, ``"_reset"``, the done
+        flags and the group's reward (nested TensorDicts copied, tensors
+        shared, as ``step_mdp`` does); the group's observation entries and the
+        done flags are the step's.
+        """
+        g = self.group
+        root: dict[str, Any] = {}
+        for key, value in tensordict.items():
+            if key not in self._not_kept:
+                root[key] = value.copy() if is_tensor_collection(value) else value
+        group = {}
+        group_in = tensordict.get(g, None)
+        if group_in is not None:
+            for key, value in group_in.items():
+                if key not in self._group_replaced:
+                    group[key] = value.copy() if is_tensor_collection(value) else value
+        group.update(self._group_entries(t))
+        root[g] = TensorDict._new_unsafe(group, batch_size=self._group_size)
+        root["done"], root["terminated"], root["truncated"] = t.done, t.terminated, t.truncated
+        return TensorDict._new_unsafe(root, batch_size=self.batch_size)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
         """Release the vector env."""
