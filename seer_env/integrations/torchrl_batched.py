@@ -40,6 +40,7 @@ seed instance ``i`` with ``s + i``, exactly as ``SeerVectorEnv.reset(seed=s)``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -53,13 +54,26 @@ from seer_env.vector import SeerVectorEnv
 __all__ = ["SeerBatchedEnv", "make_batched_env"]
 
 
+@dataclasses.dataclass
+class _Ends:
+    """Which agents and instances ended, kept between steps.
+
+    A plain object: writing an attribute of the env itself goes through
+    nn.Module's ``__setattr__`` (slow); the arrays are edited in place.
+    """
+
+    terminated: np.ndarray  # bool [m * a]: agents that terminated (sticky until reset)
+    done: np.ndarray  # bool [m]: instances reported done and not reset since
+    any_done: bool  # done.any()
+
+
 class _StepTensors(NamedTuple):
     """One reset's or step's outputs as tensors of their own (no buffer the next step writes)."""
 
     observation: torch.Tensor  # float32 [m, a, obs_dim]
     mask: torch.Tensor  # bool [m, a]
     reward: torch.Tensor | None  # float32 [m, a, 1]; None for a reset
-    info: tuple[torch.Tensor, ...]  # int64 [m, a] per info key, in the env's key order
+    info: list[torch.Tensor]  # int64 [m, a] per info key, in the env's key order
     done: torch.Tensor  # bool [m, 1], as terminated and truncated
     terminated: torch.Tensor
     truncated: torch.Tensor
@@ -90,12 +104,14 @@ class SeerBatchedEnv(EnvBase):
         self._info_keys = list(vec._info_keys)
         self._pending_seed: int | None = None
         m, a = vec.num_instances, self.num_agents
-        self._terminated = np.zeros(m * a, dtype=bool)  # agents that terminated (sticky)
-        self._done = np.zeros(m, dtype=bool)  # instances reported done
+        self._ends = _Ends(np.zeros(m * a, dtype=bool), np.zeros(m, dtype=bool), False)
         # Keys and shapes a step uses, computed once.
         self._action_key = (self.group, "action")
         self._vec_action_shape = vec.action_space.shape
         self._group_size = torch.Size([m, a])
+        self._flag_shape = (m, 1)
+        # Input keys that send step_and_maybe_reset the generic way (a partial or preset step).
+        self._direct_keys = frozenset({"_step", "next"})
         # What step_mdp drops from the root, or takes from "next" (the group apart).
         self._not_kept = frozenset({"next", "_reset", "done", "terminated", "truncated", self.group})
         # What step_mdp drops from the group (reward), or takes from "next".
@@ -172,12 +188,16 @@ class SeerBatchedEnv(EnvBase):
         else:
             mask = reset.reshape(m).cpu().numpy()
             obs, infos = self._vec.reset(options={"reset_mask": mask})
-        rows = np.repeat(mask, a)
-        self._terminated[rows] = False
-        self._done[mask] = False
+        ends = self._ends
+        ends.terminated[np.repeat(mask, a)] = False
+        ends.done[mask] = False
+        ends.any_done = bool(ends.done.any())
         alive = self._vec._alive.astype(bool)
-        obs[~alive] = 0  # rows of gone agents in instances not reset
-        out = self._next_tensordict(self._tensors(obs, None, alive, np.zeros((3, m, 1), bool)))
+        all_alive = bool(alive.all())
+        if not all_alive:
+            obs[~alive] = 0  # rows of gone agents in instances not reset
+        flags = np.zeros((3, m, 1), dtype=bool)
+        out = self._next_tensordict(self._tensors(obs, None, alive, all_alive, flags, False))
         if self._to_device:
             out = out.to(self.device)
         return out
@@ -213,14 +233,13 @@ class SeerBatchedEnv(EnvBase):
         (``test_collector_steps_take_the_direct_route`` would fail).
         """
         if (
-            self.run_type_checks
-            or self._to_device
+            type(tensordict) is not TensorDict
+            or self.run_type_checks
             or self._post_step_mdp_hooks is not None
-            or type(tensordict) is not TensorDict
-            or tensordict.batch_size != self.batch_size
             or tensordict.device is not None
-            or "_step" in tensordict.keys()
-            or "next" in tensordict.keys()
+            or self._to_device
+            or tensordict.batch_size != self.batch_size
+            or not self._direct_keys.isdisjoint(tensordict.keys())
         ):
             return super()._step_and_maybe_reset(tensordict)
         tensors = self._advance(tensordict)
@@ -244,45 +263,65 @@ class SeerBatchedEnv(EnvBase):
 
     # -- one step -------------------------------------------------------------------------------
     def _advance(self, tensordict: TensorDictBase) -> _StepTensors:
-        """Step every instance once with the input's actions: the step's tensors."""
-        vec, m, a = self._vec, self._vec.num_instances, self.num_agents
+        """Step every instance once with the input's actions: the step's tensors.
+
+        Written for the common step (every agent still acting, nothing done):
+        each tensor or NumPy call here costs several microseconds in situ (the
+        C++ step has evicted their code and data from the caches), so that
+        step makes no call whose answer is known.
+        """
+        vec, ends = self._vec, self._ends
         action = tensordict.get(self._action_key)
-        if action.requires_grad or action.device.type != "cpu":
-            action = action.detach().cpu()
-        actions = action.numpy().reshape(self._vec_action_shape)
-        if self._done.any():
+        try:  # a CPU tensor without grad, as a policy's sampled action is
+            actions = action.numpy()
+        except (RuntimeError, TypeError):  # grad, another device, a conjugate view
+            actions = action.numpy(force=True)
+        actions = actions.reshape(self._vec_action_shape)
+        if ends.any_done:
             # Instances reported done and not reset through "_reset" restart
             # now (NEXT_STEP autoreset): their agents start over.
-            self._terminated.reshape(m, a)[self._done] = False
+            ends.terminated.reshape(ends.done.shape[0], -1)[ends.done] = False
         obs, rewards, terms, _ = vec.step_rows(actions)
         alive = vec._alive.astype(bool)
+        all_alive = bool(alive.all())
         # done, terminated, truncated of each instance: one fresh [3, m, 1] array.
-        flags = np.zeros((3, m, 1), dtype=bool)
-        if not alive.all():  # all alive: no agent ended now, no instance is done
-            # In place, not `self._terminated |= ...`: that rebinds the attribute
-            # through EnvBase.__setattr__ (nn.Module's), ~5% of a step.
-            np.logical_or(self._terminated, terms, out=self._terminated)
+        flags = np.zeros((3, *self._flag_shape), dtype=bool)
+        if all_alive:  # no agent ended this step: no instance is done
+            if ends.any_done:
+                ends.done[:] = False
+                ends.any_done = False
+        else:
+            m = ends.done.shape[0]
+            np.logical_or(ends.terminated, terms, out=ends.terminated)
             done = flags[0, :, 0]
-            np.logical_not(alive.reshape(m, a).any(axis=1), out=done)
-            np.logical_and(done, self._terminated.reshape(m, a).all(axis=1), out=flags[1, :, 0])
+            np.logical_not(alive.reshape(m, -1).any(axis=1), out=done)
+            np.logical_and(done, ends.terminated.reshape(m, -1).all(axis=1), out=flags[1, :, 0])
             np.greater(done, flags[1, :, 0], out=flags[2, :, 0])  # done and not terminated
-        self._done[:] = flags[0, :, 0]  # in place: _reset edits it; the returned flags stay
-        return self._tensors(obs, rewards, alive, flags)
+            ends.done[:] = done  # a copy: _reset edits it; the returned flags stay as they are
+            ends.any_done = bool(done.any())
+        return self._tensors(obs, rewards, alive, all_alive, flags, ends.any_done)
 
     def _tensors(
-        self, obs: np.ndarray, rewards: np.ndarray | None, alive: np.ndarray, flags: np.ndarray
+        self,
+        obs: np.ndarray,
+        rewards: np.ndarray | None,
+        alive: np.ndarray,
+        all_alive: bool,
+        flags: np.ndarray,
+        any_done: bool,
     ) -> _StepTensors:
         """A reset's or step's tensors from fresh arrays (nothing else holds them)."""
-        m, a = self._vec.num_instances, self.num_agents
-        info: tuple[torch.Tensor, ...] = ()
+        m, a = self._group_size
+        info: list[torch.Tensor] = []
         if self._info_keys:
             # One copy, key-major (the next step overwrites the buffer): each
             # key's [m, a] column is then one contiguous slice of it.
             table = self._vec.sim.infos.T.copy()
-            if not alive.all():
+            if not all_alive:
                 table[:, ~alive] = 0
-            info = torch.from_numpy(table.reshape(-1, m, a)).unbind(0)
-        done, terminated, truncated = torch.from_numpy(flags).unbind(0)
+            # Tensors of their own, not views (unbind): cheaper, and no view tracking.
+            info = [torch.from_numpy(column) for column in table.reshape(-1, m, a)]
+        done, terminated, truncated = map(torch.from_numpy, flags)
         return _StepTensors(
             observation=torch.from_numpy(obs.reshape(m, a, -1)),
             mask=torch.from_numpy(alive.reshape(m, a)),
@@ -295,7 +334,7 @@ class SeerBatchedEnv(EnvBase):
             done=done,
             terminated=terminated,
             truncated=truncated,
-            any_done=bool(flags[0].any()),
+            any_done=any_done,
         )
 
     def _group_entries(self, t: _StepTensors) -> dict[str, Any]:
@@ -334,13 +373,13 @@ class SeerBatchedEnv(EnvBase):
         root: dict[str, Any] = {}
         for key, value in tensordict.items():
             if key not in self._not_kept:
-                root[key] = value.copy() if is_tensor_collection(value) else value
+                root[key] = _shallow_copy(value)
         group = {}
         group_in = tensordict.get(g, None)
         if group_in is not None:
             for key, value in group_in.items():
                 if key not in self._group_replaced:
-                    group[key] = value.copy() if is_tensor_collection(value) else value
+                    group[key] = _shallow_copy(value)
         group.update(self._group_entries(t))
         root[g] = TensorDict._new_unsafe(group, batch_size=self._group_size)
         root["done"], root["terminated"], root["truncated"] = t.done, t.terminated, t.truncated
@@ -356,6 +395,13 @@ class SeerBatchedEnv(EnvBase):
             f"{type(self).__name__}(env={self.env_name!r}, num_envs={self.batch_size[0]}, "
             f"group={self.group!r}, n_agents={self.num_agents}, device={self.device})"
         )
+
+
+def _shallow_copy(value: Any) -> Any:
+    """A tensor as is, a nested TensorDict's structure copied (as ``step_mdp`` keeps them)."""
+    if isinstance(value, torch.Tensor) or not is_tensor_collection(value):
+        return value
+    return value.copy()
 
 
 def make_batched_env(name: str, num_envs: int, **config: Any) -> SeerBatchedEnv:
