@@ -113,7 +113,9 @@ class SeerBatchedEnv(EnvBase):
         # Input keys that send step_and_maybe_reset the generic way (a partial or preset step).
         self._direct_keys = frozenset({"_step", "next"})
         # What step_mdp drops from the root, or takes from "next" (the group apart).
-        self._not_kept = frozenset({"next", "_reset", "done", "terminated", "truncated", self.group})
+        self._not_kept = frozenset(
+            {"next", "_reset", "done", "terminated", "truncated", self.group}
+        )
         # What step_mdp drops from the group (reward), or takes from "next".
         self._group_replaced = frozenset({"reward", "observation", "mask", "info"})
         self._make_specs()
