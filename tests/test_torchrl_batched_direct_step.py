@@ -89,7 +89,7 @@ def test_direct_route_equals_torchrls_generic_route(name):
 
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_stored_step_tensordicts_are_never_written_again(name):
-    """A collector keeps every step's tensordicts: later steps and resets leave them as they were."""
+    """A collector keeps every step's tensordicts: later steps and resets leave them as is."""
     env = batched(name)
     g = env.group
     td = env.reset()
