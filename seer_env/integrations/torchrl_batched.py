@@ -73,7 +73,7 @@ class _StepTensors(NamedTuple):
     observation: torch.Tensor  # float32 [m, a, obs_dim]
     mask: torch.Tensor  # bool [m, a]
     reward: torch.Tensor | None  # float32 [m, a, 1]; None for a reset
-    info: list[torch.Tensor]  # int64 [m, a] per info key, in the env's key order
+    info: dict[str, torch.Tensor]  # int64 [m, a] per info key (each TensorDict copies it)
     done: torch.Tensor  # bool [m, 1], as terminated and truncated
     terminated: torch.Tensor
     truncated: torch.Tensor
@@ -245,7 +245,8 @@ class SeerBatchedEnv(EnvBase):
         ):
             return super()._step_and_maybe_reset(tensordict)
         tensors = self._advance(tensordict)
-        tensordict.set("next", self._next_tensordict(tensors))
+        # What step() does, less its validation: a TensorDict of the env's batch size.
+        tensordict._set_str("next", self._next_tensordict(tensors), validated=True, inplace=False)
         root = self._next_root(tensordict, tensors)
         if tensors.any_done:  # the done flags are all False otherwise: nothing to reset
             root = self.maybe_reset(root)
@@ -314,7 +315,7 @@ class SeerBatchedEnv(EnvBase):
     ) -> _StepTensors:
         """A reset's or step's tensors from fresh arrays (nothing else holds them)."""
         m, a = self._group_size
-        info: list[torch.Tensor] = []
+        info: dict[str, torch.Tensor] = {}
         if self._info_keys:
             # One copy, key-major (the next step overwrites the buffer): each
             # key's [m, a] column is then one contiguous slice of it.
@@ -322,7 +323,8 @@ class SeerBatchedEnv(EnvBase):
             if not all_alive:
                 table[:, ~alive] = 0
             # Tensors of their own, not views (unbind): cheaper, and no view tracking.
-            info = [torch.from_numpy(column) for column in table.reshape(-1, m, a)]
+            columns = table.reshape(-1, m, a)
+            info = {key: torch.from_numpy(columns[k]) for k, key in enumerate(self._info_keys)}
         done, terminated, truncated = map(torch.from_numpy, flags)
         return _StepTensors(
             observation=torch.from_numpy(obs.reshape(m, a, -1)),
@@ -343,9 +345,7 @@ class SeerBatchedEnv(EnvBase):
         """A new group TensorDict's observation entries (its own info TensorDict)."""
         group: dict[str, Any] = {"observation": t.observation, "mask": t.mask}
         if self._info_keys:
-            group["info"] = TensorDict._new_unsafe(
-                dict(zip(self._info_keys, t.info)), batch_size=self._group_size
-            )
+            group["info"] = TensorDict._new_unsafe(t.info, batch_size=self._group_size)
         return group
 
     def _next_tensordict(self, t: _StepTensors) -> TensorDictBase:
