@@ -110,8 +110,6 @@ class SeerBatchedEnv(EnvBase):
         self._vec_action_shape = vec.action_space.shape
         self._group_size = torch.Size([m, a])
         self._flag_shape = (m, 1)
-        # Input keys that send step_and_maybe_reset the generic way (a partial or preset step).
-        self._direct_keys = frozenset({"_step", "next"})
         # What step_mdp drops from the root, or takes from "next" (the group apart).
         self._not_kept = frozenset(
             {"next", "_reset", "done", "terminated", "truncated", self.group}
@@ -241,7 +239,8 @@ class SeerBatchedEnv(EnvBase):
             or tensordict.device is not None
             or self._to_device
             or tensordict.batch_size != self.batch_size
-            or not self._direct_keys.isdisjoint(tensordict.keys())
+            or "_step" in (keys := tensordict.keys())
+            or "next" in keys
         ):
             return super()._step_and_maybe_reset(tensordict)
         tensors = self._advance(tensordict)
@@ -373,11 +372,13 @@ class SeerBatchedEnv(EnvBase):
         """
         g = self.group
         root: dict[str, Any] = {}
+        group_in = None
         for key, value in tensordict.items():
             if key not in self._not_kept:
                 root[key] = _shallow_copy(value)
+            elif key == g:
+                group_in = value
         group = {}
-        group_in = tensordict.get(g, None)
         if group_in is not None:
             for key, value in group_in.items():
                 if key not in self._group_replaced:
