@@ -32,7 +32,15 @@ instance without that restarts it (``SeerVectorEnv``'s NEXT_STEP autoreset).
 Every step is one C++ call for all instances. Outputs become tensors without
 per-agent Python work: ``torch.from_numpy`` over the fresh arrays
 ``SeerVectorEnv`` returns (one copy out of its C++ buffers, which the next
-step overwrites) and one copy of the info table.
+step overwrites) and one copy of the info table. ``step_and_maybe_reset``
+(what collectors and non-stopping rollouts call) builds the step's and the
+next root's TensorDicts itself, equal to TorchRL's ``step`` + ``step_mdp`` +
+``maybe_reset`` (tested entry by entry) without ``step_mdp``'s key walking.
+
+Private APIs this relies on, each pinned by tests: TorchRL's
+``EnvBase._step_and_maybe_reset`` and ``_step_proc_data`` (overridden), and
+TensorDict's ``TensorDict._new_unsafe`` and ``_set_str(..., validated=True)``
+(building TensorDicts from entries that already have the right shapes).
 
 Seeding: ``env.set_seed(s)`` (or ``reset(seed=s)``) makes the next full reset
 seed instance ``i`` with ``s + i``, exactly as ``SeerVectorEnv.reset(seed=s)``.
