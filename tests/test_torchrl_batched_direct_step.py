@@ -148,10 +148,18 @@ def test_collector_steps_take_the_direct_route(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "case", ["run_type_checks", "cpu device on the input", "partial step", "preset next"]
+    "case",
+    [
+        "run_type_checks",
+        "cpu device on the input",
+        "cpu device on the env",
+        "partial step",
+        "preset next",
+    ],
 )
 def test_unusual_inputs_take_torchrls_route_with_the_same_result(case):
-    env, twin = batched("pcs_v0"), batched("pcs_v0")
+    device = {"device": "cpu"} if case == "cpu device on the env" else {}
+    env, twin = batched("pcs_v0", **device), batched("pcs_v0", **device)
     g = env.group
     td, td_twin = env.reset(), twin.reset()
     action = actions_for(env, np.random.default_rng(2))
@@ -160,8 +168,10 @@ def test_unusual_inputs_take_torchrls_route_with_the_same_result(case):
     if case == "run_type_checks":
         env.run_type_checks = True
     elif case == "cpu device on the input":
-        td = td.to("cpu")
+        td, td_twin = td.to("cpu"), td_twin.to("cpu")
         assert td.device == torch.device("cpu")
+    elif case == "cpu device on the env":
+        assert env.device == torch.device("cpu")
     elif case == "partial step":
         for t in (td, td_twin):
             t.set("_step", torch.ones(NUM_ENVS, dtype=torch.bool))
@@ -180,6 +190,7 @@ def test_unusual_inputs_take_torchrls_route_with_the_same_result(case):
     out_twin, nxt_twin = EnvBase._step_and_maybe_reset(twin, td_twin)
     assert_same(out, out_twin, case)
     assert_same(nxt, nxt_twin, case)
+    assert (out.device, nxt.device) == (out_twin.device, nxt_twin.device)
     env.close()
     twin.close()
 

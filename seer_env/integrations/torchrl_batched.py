@@ -231,8 +231,10 @@ class SeerBatchedEnv(EnvBase):
         done flags dropped; observations, masks, infos and done flags from
         ``"next"``; tested equal), and ``maybe_reset`` runs only when an
         instance is done. Anything out of the ordinary takes TorchRL's route:
-        type checks on, a non-CPU device, a partial step (``"_step"``), a preset
-        ``"next"``, a lazily stacked or foreign-shaped input, post-step hooks.
+        type checks on, a device on the env or the input (TorchRL casts the
+        input to the env's device, a new TensorDict), a partial step
+        (``"_step"``), a preset ``"next"``, a lazily stacked or foreign-shaped
+        input, post-step hooks.
 
         It overrides TorchRL's private ``_step_and_maybe_reset`` (not the public
         ``step_and_maybe_reset``) so that the public method keeps TorchRL's own
@@ -245,7 +247,7 @@ class SeerBatchedEnv(EnvBase):
             or self.run_type_checks
             or self._post_step_mdp_hooks is not None
             or tensordict.device is not None
-            or self._to_device
+            or self.device is not None  # TorchRL casts the input then (a new TensorDict)
             or tensordict.batch_size != self.batch_size
             or "_step" in (keys := tensordict.keys())
             or "next" in keys
