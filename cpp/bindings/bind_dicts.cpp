@@ -520,7 +520,7 @@ class DictBridge {
   std::vector<std::ptrdiff_t> rows_;   // rows_[j]: the row of live[j] (this call)
   std::vector<std::uint8_t> in_dict_;  // rows referenced by a reused observation dict
   std::vector<PyObject*> values_;      // a refilled dict's values in order (borrowed)
-  static constexpr std::size_t kAhead = 16;  // values whose objects are fetched ahead
+  static constexpr std::size_t kAhead = 32;  // values whose objects are fetched ahead
 };
 
 }  // namespace
