@@ -237,3 +237,44 @@ def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name):
         step += 1
     # The fast path ran: some step returned dicts a step before it returned and let go of.
     assert len({i for ids in seen_ids for i in ids}) < 5 * len(seen_ids)
+
+
+def reordered(given, how, rng):
+    """The same action dict with its keys in another order or as other (equal) str objects."""
+    items = list(given.items())
+    if how == "reversed":
+        items.reverse()
+    elif how == "shuffled":
+        items = [items[i] for i in rng.permutation(len(items))]
+    elif how == "equal keys":  # equal names, not the env's own objects
+        items = [("".join(list(a)), v) for a, v in items]
+    elif how == "second half moved":  # in order at first, then not
+        half = len(items) // 2
+        items = items[:half] + items[half:][::-1]
+    return dict(items)
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("how", ["reversed", "shuffled", "equal keys", "second half moved"])
+def test_action_dicts_in_any_key_order_give_the_same_step(name, how):
+    """The walk in agent order is only a shortcut: any key order or key objects step alike."""
+    length = cycles(name, 20)
+    env, ref = make(name, max_cycles=length), make(name, max_cycles=length)
+    env.reset(seed=3)
+    ref.reset(seed=3)
+    rng = np.random.default_rng(3)
+    while env.agents:
+        live = list(env.agents)
+        actions = random_actions(env, rng)
+        given = {a: actions[env.possible_agents.index(a)] for a in live}
+        out = env.step(reordered(given, how, rng))
+        expected = expected_outputs(ref, *ref.step_arrays(actions), live)
+        for got, want in zip(out, expected):
+            assert_same(got, want)
+    # As many keys as live agents, one of them foreign: still refused, nothing stepped.
+    env.reset(seed=3)
+    given = {a: 0 for a in env.agents[:-1]}
+    steps = env.sim.steps
+    with pytest.raises(ValueError, match="no action for live agents|unknown agents"):
+        env.step(reordered({**given, "ghost_0": 0}, how, rng))
+    assert env.sim.steps == steps
