@@ -233,16 +233,35 @@ def test_decision_under_cpu_contention_is_only_provisional(monkeypatch, machine,
     assert len(preflights) == 2
 
 
-def test_contended_machine_caps_the_pool(monkeypatch, machine, preflights):
-    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))  # 2 CPUs busy
-    decision = stpa.choose("phold", PHOLD)
-    assert decision.num_threads <= 2
-    assert decision.report["features"]["contention_cap"] == 2
-    # Only serial vs parallel x1 left.
+def test_contended_machine_measures_every_pool_size_by_its_fastest_step(
+    monkeypatch, machine, preflights
+):
+    # PSI 90% with every CPU busy elsewhere: once this capped the pool at one
+    # thread; now the preflight measures the sizes and scores each by its
+    # fastest step (the adaptive pool handles the load at run time).
     simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=9.0))
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: cost_model.Plan([1, 2], {}, 2, "x"))
     decision = stpa.choose("phold", PHOLD)
-    assert decision.num_threads == 1
-    assert decision.report["features"]["contention_cap"] == 1
+    report = decision.report
+    assert "contention_cap" not in report["features"]
+    assert report["features"]["usable_threads"] == 4
+    assert report["load"]["contended"] and report["cache"]["outcome"] == "provisional"
+    assert "fastest step (contended)" in report["reason"]
+    measured = {(c["executor"], c["num_threads"]): c for c in report["candidates"]}
+    assert ("parallel", 2) in measured and ("serial", 1) in measured
+    fastest = min(c["min_s"] for c in measured.values())
+    chosen = measured[(decision.executor, decision.num_threads)]
+    assert chosen["min_s"] <= fastest * (1 + stpa.TIE)
+    # Fewest threads within the tie: no candidate with fewer threads was within it.
+    for c in measured.values():
+        if c["num_threads"] < decision.num_threads:
+            assert c["min_s"] > fastest * (1 + stpa.TIE)
+
+
+def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):
+    decision = stpa.choose("phold", PHOLD)
+    assert not decision.report["load"]["contended"]
+    assert "upper-quartile step" in decision.report["reason"]
 
 
 def test_cpu_pressure_is_a_fraction_or_none():
@@ -515,13 +534,15 @@ def test_provisional_entry_never_replaces_a_quiet_one(monkeypatch, machine, isol
     assert json.loads(isolated.read_text()) == quiet
 
 
-def test_contention_cap_decisions_live_under_their_own_key(monkeypatch, machine, isolated):
+def test_contended_decision_never_replaces_the_quiet_entry(monkeypatch, machine, isolated):
     stpa.choose("phold", PHOLD)
-    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))  # cap: 2 threads
-    capped = stpa.choose("phold", PHOLD)
-    assert capped.report["cache"]["outcome"] == "provisional"
-    entries = json.loads(isolated.read_text())["entries"].values()
-    assert sorted(e["provisional"] for e in entries) == [False, True]
+    quiet = json.loads(isolated.read_text())
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))
+    monkeypatch.setattr(stpa, "_VALIDATED", set())  # a new process, under load
+    monkeypatch.setattr(revalidate, "duel", fake_duel(False, []))  # the quiet entry loses
+    loaded = stpa.choose("phold", PHOLD)
+    assert loaded.report["cache"]["outcome"] == "replaced"
+    assert json.loads(isolated.read_text()) == quiet  # same key, quiet entry kept
 
 
 def test_provisional_entry_is_reused_while_the_load_lasts(monkeypatch, machine, preflights):

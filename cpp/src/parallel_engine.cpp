@@ -185,6 +185,9 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     timing.parked_waits += workers_[w].parked_waits;
   }
   for (std::size_t i = 0; i < count; ++i) timing.rounds = std::max(timing.rounds, instances[i]->rounds);
+  for (unsigned w = 0; w < active_; ++w) {
+    for (std::size_t i = 0; i < count; ++i) timing.events += workers_[w].per[i].events;
+  }
   adaptive_.record(timing);
   last_timing_ = timing;
   for (std::size_t i = 0; i < count; ++i) {
@@ -205,10 +208,8 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   }
 }
 
-void ParallelEngine::record_serial_step(std::uint64_t wall_nanos) {
-  StepTiming timing;
+void ParallelEngine::record_serial_step(StepTiming timing) {
   timing.threads = 1;
-  timing.wall_nanos = wall_nanos;
   timing.rounds = 1;
   active_ = 1;
   adaptive_.record(timing);

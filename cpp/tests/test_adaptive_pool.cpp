@@ -155,6 +155,124 @@ void test_rule() {
   expect(pool.next_threads() == 4, "disabled: every thread");
 }
 
+// A one-thread step of `events` events taking `wall` ns, `cpu` of them on a CPU
+// (0: not measured).
+seer::StepTiming serial_step(std::uint64_t wall, std::uint64_t cpu, std::uint64_t events = 1000) {
+  seer::StepTiming t;
+  t.threads = 1;
+  t.wall_nanos = wall;
+  t.cpu_nanos = cpu;
+  t.events = events;
+  t.rounds = 1;
+  return t;
+}
+
+// Sheds a fresh 2-thread pool to one thread with a severe stall.
+seer::AdaptivePool shed_pool() {
+  seer::AdaptivePool pool(2);
+  pool.record(severe_step(2));
+  return pool;
+}
+
+// The speed rules: a stall that still pays is not shed, a probe that beats
+// the reduced count restores even though it stalled.
+void test_speed_rules() {
+  using seer::AdaptivePool;
+  {
+    AdaptivePool pool = shed_pool();
+    expect(pool.threads() == 1, "severe stall sheds");
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+      pool.record(serial_step(2000000, 0));  // 2 us per event
+    }
+    expect(pool.next_threads() == 2, "probe due");
+    seer::StepTiming probe = stalled_step(2);  // 1 ms, stalled
+    probe.events = 1000;                       // 1 us per event: twice as fast
+    pool.record(probe);
+    expect(pool.threads() == 2 && pool.restores() == 1, "a stalled probe that ran faster restores");
+    expect(pool.reason().find("beat fewer threads") != std::string::npos,
+           "reason says it beat fewer threads: " + pool.reason());
+    // Stalled but still faster than one thread was a few steps ago: stays.
+    seer::StepTiming stalled_but_fast = severe_step(2);
+    stalled_but_fast.events = 1000;
+    for (int i = 0; i < 10; ++i) pool.record(stalled_but_fast);
+    expect(pool.threads() == 2 && pool.reductions() == 1, "a stall that still pays is kept");
+    // Once the one-thread figure is old, a stall sheds again.
+    for (unsigned i = 0; i < AdaptivePool::kFreshSteps; ++i) pool.record(clean_step(2));
+    pool.record(stalled_but_fast);
+    expect(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
+  }
+  {
+    // A stalled probe slower per event than the serial loop fails.
+    AdaptivePool pool = shed_pool();
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+      pool.record(serial_step(1000000, 0));  // 1 us per event
+    }
+    seer::StepTiming probe = stalled_step(2);
+    probe.events = 500;  // 2 us per event
+    pool.record(probe);
+    expect(pool.threads() == 1, "a stalled, slower probe keeps one thread");
+  }
+}
+
+// Cheap probes: while the one-thread steps lose their core, due probes are
+// skipped (the interval doubles as for a failed one), except at the capped
+// interval; once they run unpreempted again, a probe comes within
+// kFirstProbeInterval steps whatever the interval grew to.
+void test_busy_probes() {
+  using seer::AdaptivePool;
+  AdaptivePool pool = shed_pool();
+  const seer::StepTiming busy = serial_step(1000000, 600000);  // 60% on a CPU
+  const seer::StepTiming quiet = serial_step(1000000, 990000);
+  expect(!AdaptivePool(2).wants_cpu_time(), "no CPU clock on every thread");
+  pool.record(busy);
+  expect(pool.wants_cpu_time(), "CPU clock around long one-thread steps");
+  unsigned steps = 1, probes = 0;
+  while (steps < 2000 && probes == 0) {
+    probes += pool.next_threads() == 2;
+    if (probes == 0) pool.record(busy);
+    ++steps;
+  }
+  expect(pool.skipped_probes() >= 4, "busy one-thread steps skip probes (" +
+                                         std::to_string(pool.skipped_probes()) + " skipped)");
+  expect(probes == 1 && steps > AdaptivePool::kMaxProbeInterval,
+         "the probe at the capped interval runs anyway, after " + std::to_string(steps));
+  expect(pool.reason().find("probe skipped") != std::string::npos,
+         "reason says skipped: " + pool.reason());
+  pool.record(stalled_step(2));  // it stalled: interval stays capped
+  expect(pool.threads() == 1, "stalled probe");
+  // Skips again (the interval is capped, so the next due probe would run):
+  // make the load go away before it is due.
+  AdaptivePool again = shed_pool();
+  for (int i = 0; i < 40; ++i) again.record(busy);
+  expect(again.skipped_probes() >= 2, "skipped under load");
+  unsigned until_probe = 0;
+  while (again.next_threads() == 1 && until_probe < 100) {
+    again.record(quiet);
+    ++until_probe;
+  }
+  expect(until_probe <= AdaptivePool::kFirstProbeInterval + 1,
+         "after the load went away a probe came in " + std::to_string(until_probe) + " steps");
+  again.record(clean_step(2));
+  expect(again.threads() == 2, "and restored the pool");
+  // Unmeasured CPU time never skips a probe.
+  AdaptivePool unmeasured = shed_pool();
+  for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+    unmeasured.record(serial_step(1000000, 0));
+  }
+  expect(unmeasured.next_threads() == 2 && unmeasured.skipped_probes() == 0,
+         "no CPU figure: probe on schedule");
+  // StepClock: CPU time of a busy loop is measured and at most its wall time (plus clock skew).
+  seer::StepTiming timed;
+  {
+    const seer::StepClock clock(true);
+    volatile std::uint64_t sink = 0;
+    for (std::uint64_t i = 0; i < 3000000; ++i) sink = sink + i;
+    clock.stop(timed);
+  }
+  expect(timed.cpu_nanos > 0 && timed.wall_nanos > 0 && timed.cpu_nanos <= timed.wall_nanos + 100000,
+         "StepClock measures CPU and wall time");
+}
+
 void test_engine() {
   const std::map<std::string, double> config = {
       {"num_entities", 64}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
@@ -290,6 +408,8 @@ void test_vector() {
 int main() {
   seer::register_builtin_models();
   test_rule();
+  test_speed_rules();
+  test_busy_probes();
   test_engine();
   test_vector();
   if (failures != 0) return EXIT_FAILURE;

@@ -38,9 +38,12 @@ class ParallelEngine {
   // record_serial_step(). Not thread-safe.
   unsigned next_threads() const { return adaptive_.next_threads(); }
   // Feeds the adaptive pool a step (or batch step) that ran the serial loop
-  // on the calling thread, taking `wall_nanos`; so probes still come due.
-  // Not thread-safe; does not allocate.
-  void record_serial_step(std::uint64_t wall_nanos);
+  // on the calling thread, timed by a StepClock (wall, maybe CPU time) and
+  // with its events set; so probes still come due. Not thread-safe; does not
+  // allocate.
+  void record_serial_step(StepTiming timing);
+  // Whether that step's StepClock should read the caller's CPU clock too.
+  bool serial_step_wants_cpu_time() const { return adaptive_.wants_cpu_time(); }
   // Turns the adaptive pool on (the default) or off (every step uses every
   // thread).
   void set_adaptive(bool enabled) { adaptive_.set_enabled(enabled); }
