@@ -162,9 +162,10 @@ void AdaptivePool::record(const StepTiming& step) {
   }
   note_cost(step);
   ++steps_since_probe_;
-  if (step.threads == 1 && step.cpu_nanos != 0 && step.wall_nanos != 0) {
-    const double run = std::min(1.0, static_cast<double>(step.cpu_nanos) /
-                                         static_cast<double>(step.wall_nanos));
+  if (step.threads == 1 && step.cpu_nanos != 0 && step.wall_nanos > step.boundary_nanos) {
+    const double run =
+        std::min(1.0, static_cast<double>(step.cpu_nanos) /
+                          static_cast<double>(step.wall_nanos - step.boundary_nanos));
     run_fraction_ = run_samples_ == 0 ? run : run_fraction_ + kRunWeight * (run - run_fraction_);
     run_samples_ = std::min(run_samples_ + 1, kRunSamples);
   }

@@ -37,6 +37,9 @@ struct StepTiming {
   std::uint64_t rounds = 0;
   std::uint64_t events = 0;     // handled in the step (0: unknown; then costs are per step)
   std::uint64_t cpu_nanos = 0;  // one-thread steps: the caller's CPU time (0: not measured)
+  // Part of wall_nanos: the previous step's boundary (observations etc., on
+  // the pool or inline), which follows the rounds; not covered by cpu_nanos.
+  std::uint64_t boundary_nanos = 0;
 };
 
 // Times a step that runs on the calling thread alone: wall time always, the
