@@ -252,10 +252,21 @@ def test_contended_machine_measures_every_pool_size_by_its_fastest_step(
     fastest = min(c["min_s"] for c in measured.values())
     chosen = measured[(decision.executor, decision.num_threads)]
     assert chosen["min_s"] <= fastest * (1 + stpa.TIE)
-    # Fewest threads within the tie: no candidate with fewer threads was within it.
+    # Most threads within the tie (the adaptive pool sheds them under load):
+    # no candidate with more threads was within it.
     for c in measured.values():
-        if c["num_threads"] < decision.num_threads:
+        if c["num_threads"] > decision.num_threads:
             assert c["min_s"] > fastest * (1 + stpa.TIE)
+
+
+def test_contended_pick_prefers_more_threads_within_the_tie():
+    serial, one, two = stpa.SERIAL, Candidate(1, "parallel"), Candidate(2, "parallel")
+    tied = {serial: 1.0, one: 1.01, two: 1.02}
+    assert stpa._pick(list(tied), tied)[0] == serial
+    choice, reason = stpa._pick_contended(list(tied), tied)
+    assert choice == two and "with more threads" in reason
+    slower = {serial: 1.0, one: 1.01, two: 1.2}  # 2 threads slower even at its best
+    assert stpa._pick_contended(list(slower), slower)[0] == one
 
 
 def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):

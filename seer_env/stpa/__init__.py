@@ -506,7 +506,8 @@ def _preflight(
             }
         )
     allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
-    choice, reason = _pick(allowed, scores)
+    pick = _pick_contended if contention.contended else _pick
+    choice, reason = pick(allowed, scores)
     reason = f"{reason}; scored by each candidate's {score_name}"
     measured_sizes = {c.num_threads for c in timed_candidates if c != SERIAL}
     pruned = [
@@ -547,6 +548,31 @@ def _pick(allowed: list[Candidate], scores: dict[Candidate, float]) -> tuple[Can
     )
     if choice != best:
         reason += f"; within {TIE:.0%} of the fastest, {best.label}, with fewer threads"
+    return choice, reason
+
+
+def _pick_contended(
+    allowed: list[Candidate], scores: dict[Candidate, float]
+) -> tuple[Candidate, str]:
+    """Under contention: the MOST threads within ``TIE`` of the best score.
+
+    The adaptive pool sheds threads at run time while the load lasts (a
+    preflight copy of 2 threads may already have shed, so it ties with serial),
+    but a one-thread choice never uses a core the load leaves free.
+    """
+    order = sorted(allowed, key=lambda c: (c.num_threads, c.executor != "serial"))
+    best = min(order, key=lambda c: scores[c])
+    choice = [c for c in order if scores[c] <= scores[best] * (1 + TIE)][-1]
+    serial = scores[SERIAL]
+    reason = (
+        f"{choice.label}: step {scores[choice] * 1e6:.1f} us "
+        f"(serial {serial * 1e6:.1f} us, {serial / scores[choice]:.2f}x)"
+    )
+    if choice != best:
+        reason += (
+            f"; within {TIE:.0%} of the fastest, {best.label}, with more threads "
+            "(contended: the adaptive pool sheds them while the load lasts)"
+        )
     return choice, reason
 
 
