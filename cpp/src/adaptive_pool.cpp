@@ -96,9 +96,10 @@ AdaptivePool::Probe AdaptivePool::probe_state() const {
     return Probe::kRun;
   }
   if (steps_since_probe_ < probe_interval_) return Probe::kNone;
-  // Due. A probe now would wait for a core too: skip it, unless the interval
-  // reached its cap (so a load under which more threads pay is still found).
-  if (busy && probe_interval_ < kMaxProbeInterval) return Probe::kSkip;
+  // Due. A probe now would wait for a core too: skip it, unless more threads
+  // were faster per event when last measured (their stalls paid), or the
+  // interval reached its cap (so a load under which they pay is still found).
+  if (busy && probe_interval_ < kMaxProbeInterval && !more_threads_paid()) return Probe::kSkip;
   return Probe::kRun;
 }
 
@@ -126,6 +127,14 @@ void AdaptivePool::note_cost(const StepTiming& step) {
     c.nanos += kCostWeight * (cost - c.nanos);
   }
   c.at = steps_;
+}
+
+bool AdaptivePool::more_threads_paid() const {
+  const unsigned more = std::min(max_, current_ * 2);
+  const Cost& mine = cost_[current_];
+  const Cost& theirs = cost_[more];
+  return more > current_ && mine.at != 0 && theirs.at != 0 &&
+         theirs.nanos <= kFasterShare * mine.nanos;
 }
 
 double AdaptivePool::recent_cost(unsigned threads) const {

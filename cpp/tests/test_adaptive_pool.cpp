@@ -261,6 +261,19 @@ void test_busy_probes() {
   }
   expect(unmeasured.next_threads() == 2 && unmeasured.skipped_probes() == 0,
          "no CPU figure: probe on schedule");
+  // More threads that were faster per event when last measured are probed
+  // on schedule even while busy (their stalls paid).
+  {
+    AdaptivePool paid(2);
+    seer::StepTiming fast_but_severe = severe_step(2);  // 1 ms for 2000 events
+    fast_but_severe.events = 2000;
+    paid.record(fast_but_severe);
+    expect(paid.threads() == 1, "severe stall sheds");
+    const seer::StepTiming slow_busy = serial_step(1000000, 500000, 1000);  // 1 us per event
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(slow_busy);
+    expect(paid.next_threads() == 2 && paid.skipped_probes() == 0,
+           "busy, but 2 threads paid: probe on schedule");
+  }
   // StepClock: CPU time of a busy loop is measured and at most its wall time (plus clock skew).
   seer::StepTiming timed;
   {

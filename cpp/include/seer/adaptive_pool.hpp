@@ -12,7 +12,8 @@
 // Probes are cheap on a busy machine: a probe is skipped (and the interval
 // doubles as for a failed one) while the one-thread steps themselves lost
 // their core (their run fraction, CPU time over wall time, is low: a second
-// thread would only wait for a core too); when they run unpreempted again
+// thread would only wait for a core too), unless more threads were faster
+// per event when last measured; when they run unpreempted again
 // (the load went away), the next probe comes after kFirstProbeInterval
 // steps whatever the interval had grown to.
 //
@@ -166,6 +167,9 @@ class AdaptivePool {
   void note_cost(const StepTiming& step);
   // The recent time per event on `threads`, or 0 if none is recent.
   double recent_cost(unsigned threads) const;
+  // Whether twice the current threads, when last measured (however long
+  // ago), handled events faster than the current count does now.
+  bool more_threads_paid() const;
   // The run fraction of the recent one-thread steps (-1: too few measured).
   double run_fraction() const;
 };
