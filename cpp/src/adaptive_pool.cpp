@@ -126,6 +126,7 @@ void AdaptivePool::note_cost(const StepTiming& step) {
   } else {
     c.nanos += kCostWeight * (cost - c.nanos);
   }
+  c.last = cost;
   c.at = steps_;
 }
 
@@ -134,7 +135,7 @@ bool AdaptivePool::more_threads_paid() const {
   const Cost& mine = cost_[current_];
   const Cost& theirs = cost_[more];
   return more > current_ && mine.at != 0 && theirs.at != 0 &&
-         theirs.nanos <= kFasterShare * mine.nanos;
+         theirs.last <= kFasterShare * mine.nanos;
 }
 
 double AdaptivePool::recent_cost(unsigned threads) const {

@@ -148,6 +148,7 @@ class AdaptivePool {
   // exponential average, and the step count at its last update (0: none).
   struct Cost {
     double nanos = 0.0;
+    double last = 0.0;  // the newest step's alone
     std::uint64_t at = 0;
   };
   std::vector<Cost> cost_;
@@ -167,7 +168,7 @@ class AdaptivePool {
   void note_cost(const StepTiming& step);
   // The recent time per event on `threads`, or 0 if none is recent.
   double recent_cost(unsigned threads) const;
-  // Whether twice the current threads, when last measured (however long
+  // Whether twice the current threads, in their last step (however long
   // ago), handled events faster than the current count does now.
   bool more_threads_paid() const;
   // The run fraction of the recent one-thread steps (-1: too few measured).
