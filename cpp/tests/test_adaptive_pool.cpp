@@ -356,6 +356,46 @@ void test_engine() {
   for (int i = 0; i < 5; ++i) one_step();
 }
 
+// The boundary's pool regions count: a worker late to a parallel_for holds
+// up the caller at the region's end; that wait (and the region's wall time)
+// joins the next step's timing, with a parked wait for a long one.
+void test_boundary_waits() {
+  const std::map<std::string, double> config = {
+      {"num_entities", 64}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
+  seer::SimulationOptions options;
+  options.executor = "parallel";
+  options.num_threads = 2;
+  seer::Simulation sim(seer::make_model("phold", seer::Config(config)), options);
+  sim.reset(3);
+  auto& engine = dynamic_cast<seer::ParallelExecutor&>(sim.executor()).engine();
+  engine.set_adaptive(false);  // keep both threads whatever the machine does
+  sim.step(nullptr, nullptr);
+  const auto caller = std::this_thread::get_id();
+  constexpr auto kLate = std::chrono::milliseconds(5);
+  // The worker sleeps in the first index it takes; the caller waits until it
+  // has taken one (else a fast caller may do every index itself).
+  std::atomic<bool> worker_in{false};
+  engine.parallel_for(64, [&](std::size_t) {
+    if (std::this_thread::get_id() != caller) {
+      if (!worker_in.exchange(true)) std::this_thread::sleep_for(kLate);
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!worker_in.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+  });
+  expect(worker_in.load(), "the worker took part in the region");
+  sim.step(nullptr, nullptr);
+  const seer::StepTiming& t = engine.last_timing();
+  const auto late = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(kLate).count());
+  expect(t.threads == 2 && t.boundary_nanos >= late, "the region's wall time joins the next step");
+  expect(t.wait_nanos >= late && t.parked_waits >= 1,
+         "the caller's wait for the late worker counts (" + std::to_string(t.wait_nanos) +
+             " ns, " + std::to_string(t.parked_waits) + " parked)");
+}
+
 // A vector env on one shared engine: shed to one thread, every instance runs
 // its own serial loop in turn (ParallelBatchRunner), with each instance's
 // digest equal to a serial env's after every step; after the stall a probe
@@ -424,6 +464,7 @@ int main() {
   test_speed_rules();
   test_busy_probes();
   test_engine();
+  test_boundary_waits();
   test_vector();
   if (failures != 0) return EXIT_FAILURE;
   std::printf("adaptive pool: all cases passed\n");
