@@ -240,7 +240,9 @@ def test_contended_machine_measures_every_pool_size_by_its_fastest_step(
     # thread; now the preflight measures the sizes and scores each by its
     # fastest step (the adaptive pool handles the load at run time).
     simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=9.0))
-    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: cost_model.Plan([1, 2], {}, 2, "x"))
+    # The static model predicts that 2 threads pay (so the wide tie applies).
+    plan = cost_model.Plan([1, 2], {1: 1.0, 2: 1e-9}, 2, "x")
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: plan)
     decision = stpa.choose("phold", PHOLD)
     report = decision.report
     assert "contention_cap" not in report["features"]
@@ -251,12 +253,13 @@ def test_contended_machine_measures_every_pool_size_by_its_fastest_step(
     assert ("parallel", 2) in measured and ("serial", 1) in measured
     fastest = min(c["min_s"] for c in measured.values())
     chosen = measured[(decision.executor, decision.num_threads)]
-    assert chosen["min_s"] <= fastest * (1 + stpa.TIE)
-    # Most threads within the tie (the adaptive pool sheds them under load):
-    # no candidate with more threads was within it.
+    assert chosen["min_s"] <= fastest * (1 + stpa.CONTENDED_TIE)
+    # Most threads within the tie (the adaptive pool sheds them under load;
+    # the plan predicts 2 threads pay: the wide tie): none with more, up to
+    # the predicted optimum, was within it.
     for c in measured.values():
-        if c["num_threads"] > decision.num_threads:
-            assert c["min_s"] > fastest * (1 + stpa.TIE)
+        if decision.num_threads < c["num_threads"] <= plan.best:  # not beyond the optimum
+            assert c["min_s"] > fastest * (1 + stpa.CONTENDED_TIE)
 
 
 def test_contended_pick_prefers_more_threads_within_the_tie():
@@ -267,6 +270,12 @@ def test_contended_pick_prefers_more_threads_within_the_tie():
     assert choice == two and "with more threads" in reason
     slower = {serial: 1.0, one: 1.01, two: 1.2}  # 2 threads slower even at its best
     assert stpa._pick_contended(list(slower), slower)[0] == one
+    # Where the static model predicts 2 threads pay, a wider tie (load noise).
+    wide = stpa._pick_contended(list(slower), slower, stpa.CONTENDED_TIE, most=2)
+    assert wide[0] == two and "within 25%" in wide[1]
+    assert stpa._pick_contended(list(slower), slower, stpa.CONTENDED_TIE, most=1)[0] == one
+    much_slower = {serial: 1.0, one: 1.01, two: 1.5}
+    assert stpa._pick_contended(list(much_slower), much_slower, 0.25, most=2)[0] == one
 
 
 def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):

@@ -64,6 +64,10 @@ AUTO = "auto"
 # one out of the cache).
 STPA_VERSION = 2
 TIE = 0.03  # a candidate this close to the fastest counts as as fast
+# Under contention, step times of identical executors differ by 20-30% on a
+# busy 2-core VM: a size the static model predicts to pay counts as as fast
+# within this margin (the adaptive pool covers the load at run time).
+CONTENDED_TIE = 0.25
 DEFAULT_BUDGET_S = 0.25  # target preflight time (at least MIN_ROUNDS rounds run regardless)
 MIN_ROUNDS = 2
 MAX_ROUNDS = 8
@@ -506,8 +510,14 @@ def _preflight(
             }
         )
     allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
-    pick = _pick_contended if contention.contended else _pick
-    choice, reason = pick(allowed, scores)
+    if contention.contended:
+        # The static model (load-free) predicts that threads pay here.
+        wide = plan.best > 1 and plan.predicted.get(plan.best, math.inf) < serial_s
+        choice, reason = _pick_contended(
+            allowed, scores, CONTENDED_TIE if wide else TIE, most=plan.best if wide else None
+        )
+    else:
+        choice, reason = _pick(allowed, scores)
     reason = f"{reason}; scored by each candidate's {score_name}"
     measured_sizes = {c.num_threads for c in timed_candidates if c != SERIAL}
     pruned = [
@@ -552,9 +562,12 @@ def _pick(allowed: list[Candidate], scores: dict[Candidate, float]) -> tuple[Can
 
 
 def _pick_contended(
-    allowed: list[Candidate], scores: dict[Candidate, float]
+    allowed: list[Candidate],
+    scores: dict[Candidate, float],
+    tie: float = TIE,
+    most: int | None = None,
 ) -> tuple[Candidate, str]:
-    """Under contention: the MOST threads within ``TIE`` of the best score.
+    """Under contention: the MOST threads (up to ``most``) within ``tie`` of the best score.
 
     The adaptive pool sheds threads at run time while the load lasts (a
     preflight copy of 2 threads may already have shed, so it ties with serial),
@@ -562,7 +575,12 @@ def _pick_contended(
     """
     order = sorted(allowed, key=lambda c: (c.num_threads, c.executor != "serial"))
     best = min(order, key=lambda c: scores[c])
-    choice = [c for c in order if scores[c] <= scores[best] * (1 + TIE)][-1]
+    within = [
+        c
+        for c in order
+        if scores[c] <= scores[best] * (1 + tie) and (most is None or c.num_threads <= most)
+    ]
+    choice = within[-1] if within else best
     serial = scores[SERIAL]
     reason = (
         f"{choice.label}: step {scores[choice] * 1e6:.1f} us "
@@ -570,7 +588,7 @@ def _pick_contended(
     )
     if choice != best:
         reason += (
-            f"; within {TIE:.0%} of the fastest, {best.label}, with more threads "
+            f"; within {tie:.0%} of the fastest, {best.label}, with more threads "
             "(contended: the adaptive pool sheds them while the load lasts)"
         )
     return choice, reason
