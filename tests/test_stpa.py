@@ -233,33 +233,40 @@ def test_decision_under_cpu_contention_is_only_provisional(monkeypatch, machine,
     assert len(preflights) == 2
 
 
-def test_contended_machine_measures_every_pool_size_by_its_fastest_step(
-    monkeypatch, machine, preflights
-):
+def test_contended_machine_measures_every_pool_size(monkeypatch, machine, preflights):
     # PSI 90% with every CPU busy elsewhere: once this capped the pool at one
-    # thread; now the preflight measures the sizes and scores each by its
-    # fastest step (the adaptive pool handles the load at run time).
+    # thread; now the preflight measures the sizes, scores each by its fastest
+    # step, and takes the static model's predicted optimum when it pays (the
+    # adaptive pool handles the load at run time).
     simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=9.0))
-    # The static model predicts that 2 threads pay (so the wide tie applies).
-    plan = cost_model.Plan([1, 2], {1: 1.0, 2: 1e-9}, 2, "x")
+    plan = cost_model.Plan([1, 2], {1: 1.0, 2: 1e-9}, 2, "x")  # x2 predicted to pay
     monkeypatch.setattr(cost_model, "plan", lambda *a, **k: plan)
+    monkeypatch.setattr(cost_model, "next_size", lambda measured, most: None)
     decision = stpa.choose("phold", PHOLD)
     report = decision.report
     assert "contention_cap" not in report["features"]
     assert report["features"]["usable_threads"] == 4
     assert report["load"]["contended"] and report["cache"]["outcome"] == "provisional"
     assert "fastest step (contended)" in report["reason"]
-    measured = {(c["executor"], c["num_threads"]): c for c in report["candidates"]}
-    assert ("parallel", 2) in measured and ("serial", 1) in measured
-    fastest = min(c["min_s"] for c in measured.values())
-    chosen = measured[(decision.executor, decision.num_threads)]
-    assert chosen["min_s"] <= fastest * (1 + stpa.CONTENDED_TIE)
-    # Most threads within the tie (the adaptive pool sheds them under load;
-    # the plan predicts 2 threads pay: the wide tie): none with more, up to
-    # the predicted optimum, was within it.
-    for c in measured.values():
-        if decision.num_threads < c["num_threads"] <= plan.best:  # not beyond the optimum
-            assert c["min_s"] > fastest * (1 + stpa.CONTENDED_TIE)
+    measured = {(c["executor"], c["num_threads"]) for c in report["candidates"]}
+    assert {("parallel", 2), ("serial", 1)} <= measured
+    assert (decision.executor, decision.num_threads) == ("parallel", 2)
+    assert "static model's optimum" in report["reason"]
+    # Predicted not to pay: the measurement decides (most threads within TIE).
+    monkeypatch.setattr(stpa, "_VALIDATED", set())
+    slow = cost_model.Plan([1, 2], {1: 1.0, 2: 1e9}, 2, "x")
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: slow)
+    decision = stpa.choose("phold", PHOLD, cache=stpa.DecisionCache(None))
+    assert "static model's optimum" not in decision.report["reason"]
+    scores = {(c["executor"], c["num_threads"]): c["min_s"] for c in decision.report["candidates"]}
+    fastest = min(scores.values())
+    assert scores[(decision.executor, decision.num_threads)] <= fastest * (1 + stpa.TIE)
+
+
+def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):
+    decision = stpa.choose("phold", PHOLD)
+    assert not decision.report["load"]["contended"]
+    assert "upper-quartile step" in decision.report["reason"]
 
 
 def test_contended_pick_prefers_more_threads_within_the_tie():
@@ -270,18 +277,7 @@ def test_contended_pick_prefers_more_threads_within_the_tie():
     assert choice == two and "with more threads" in reason
     slower = {serial: 1.0, one: 1.01, two: 1.2}  # 2 threads slower even at its best
     assert stpa._pick_contended(list(slower), slower)[0] == one
-    # Where the static model predicts 2 threads pay, a wider tie (load noise).
-    wide = stpa._pick_contended(list(slower), slower, stpa.CONTENDED_TIE, most=2)
-    assert wide[0] == two and "within 25%" in wide[1]
-    assert stpa._pick_contended(list(slower), slower, stpa.CONTENDED_TIE, most=1)[0] == one
-    much_slower = {serial: 1.0, one: 1.01, two: 1.5}
-    assert stpa._pick_contended(list(much_slower), much_slower, 0.25, most=2)[0] == one
-
-
-def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):
-    decision = stpa.choose("phold", PHOLD)
-    assert not decision.report["load"]["contended"]
-    assert "upper-quartile step" in decision.report["reason"]
+    assert stpa._pick_contended(list(slower), slower, 0.25)[0] == two  # a wider tie
 
 
 def test_cpu_pressure_is_a_fraction_or_none():

@@ -64,10 +64,6 @@ AUTO = "auto"
 # one out of the cache).
 STPA_VERSION = 2
 TIE = 0.03  # a candidate this close to the fastest counts as as fast
-# Under contention, step times of identical executors differ by 20-30% on a
-# busy 2-core VM: a size the static model predicts to pay counts as as fast
-# within this margin (the adaptive pool covers the load at run time).
-CONTENDED_TIE = 0.25
 DEFAULT_BUDGET_S = 0.25  # target preflight time (at least MIN_ROUNDS rounds run regardless)
 MIN_ROUNDS = 2
 MAX_ROUNDS = 8
@@ -510,12 +506,26 @@ def _preflight(
             }
         )
     allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
-    if contention.contended:
-        # The static model (load-free) predicts that threads pay here.
-        wide = plan.best > 1 and plan.predicted.get(plan.best, math.inf) < serial_s
-        choice, reason = _pick_contended(
-            allowed, scores, CONTENDED_TIE if wide else TIE, most=plan.best if wide else None
+    predicted_pool = Candidate(plan.best, parallel_name)
+    if (
+        contention.contended
+        and plan.best > 1
+        and plan.predicted.get(plan.best, math.inf) < serial_s
+        and predicted_pool in allowed
+    ):
+        # The static model (load-free) predicts that the pool pays here. Under
+        # load its preflight copy measures the first steps, which stall before
+        # the adaptive pool sheds; at run time the pool sheds within a step or
+        # two and steps at the serial loop's speed or better while the load
+        # lasts, and uses every core when it goes.
+        choice = predicted_pool
+        reason = (
+            f"{choice.label}: the static model's optimum, measured under contention "
+            f"(fastest step {scores[choice] * 1e6:.1f} us, serial {scores[SERIAL] * 1e6:.1f} us); "
+            "the adaptive pool sheds threads while the load lasts"
         )
+    elif contention.contended:
+        choice, reason = _pick_contended(allowed, scores)
     else:
         choice, reason = _pick(allowed, scores)
     reason = f"{reason}; scored by each candidate's {score_name}"
@@ -562,12 +572,9 @@ def _pick(allowed: list[Candidate], scores: dict[Candidate, float]) -> tuple[Can
 
 
 def _pick_contended(
-    allowed: list[Candidate],
-    scores: dict[Candidate, float],
-    tie: float = TIE,
-    most: int | None = None,
+    allowed: list[Candidate], scores: dict[Candidate, float], tie: float = TIE
 ) -> tuple[Candidate, str]:
-    """Under contention: the MOST threads (up to ``most``) within ``tie`` of the best score.
+    """Under contention: the MOST threads within ``tie`` of the best score.
 
     The adaptive pool sheds threads at run time while the load lasts (a
     preflight copy of 2 threads may already have shed, so it ties with serial),
@@ -575,12 +582,7 @@ def _pick_contended(
     """
     order = sorted(allowed, key=lambda c: (c.num_threads, c.executor != "serial"))
     best = min(order, key=lambda c: scores[c])
-    within = [
-        c
-        for c in order
-        if scores[c] <= scores[best] * (1 + tie) and (most is None or c.num_threads <= most)
-    ]
-    choice = within[-1] if within else best
+    choice = [c for c in order if scores[c] <= scores[best] * (1 + tie)][-1]
     serial = scores[SERIAL]
     reason = (
         f"{choice.label}: step {scores[choice] * 1e6:.1f} us "
