@@ -99,7 +99,9 @@ AdaptivePool::Probe AdaptivePool::probe_state() const {
   // Due. A probe now would wait for a core too: skip it, unless more threads
   // were faster per event when last measured (their stalls paid), or the
   // interval reached its cap (so a load under which they pay is still found).
-  if (busy && probe_interval_ < kMaxProbeInterval && !more_threads_paid()) return Probe::kSkip;
+  if (busy && probe_failed_ && probe_interval_ < kMaxProbeInterval && !more_threads_paid()) {
+    return Probe::kSkip;
+  }
   return Probe::kRun;
 }
 
@@ -158,10 +160,12 @@ void AdaptivePool::record(const StepTiming& step) {
     steps_since_probe_ = 0;
     skipped_since_probe_ = false;
     if (stall && !faster) {
+      probe_failed_ = true;
       probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
       reason_ = describe("probe stalled", step, current_);
     } else {
       current_ = step.threads;
+      probe_failed_ = false;
       ++restores_;
       probe_interval_ = kFirstProbeInterval;
       stalled_in_a_row_ = 0;
@@ -212,6 +216,7 @@ void AdaptivePool::record(const StepTiming& step) {
   probe_interval_ = kFirstProbeInterval;
   run_samples_ = 0;
   skipped_since_probe_ = false;
+  probe_failed_ = false;
   reason_ = describe(severe ? "rounds stalled (half the step waiting)" : "rounds stalled", step,
                      current_);
 }

@@ -226,6 +226,11 @@ void test_busy_probes() {
   expect(!AdaptivePool(2).wants_cpu_time(), "no CPU clock on every thread");
   pool.record(busy);
   expect(pool.wants_cpu_time(), "CPU clock around long one-thread steps");
+  // The first probe after a shed runs even while busy (the shed may have been
+  // one bad step); it stalls, so later ones are skipped while busy.
+  for (unsigned i = 1; i < AdaptivePool::kFirstProbeInterval; ++i) pool.record(busy);
+  expect(pool.next_threads() == 2 && pool.skipped_probes() == 0, "first probe runs while busy");
+  pool.record(stalled_step(2));
   unsigned steps = 1, probes = 0;
   while (steps < 2000 && probes == 0) {
     probes += pool.next_threads() == 2;
@@ -243,7 +248,9 @@ void test_busy_probes() {
   // Skips again (the interval is capped, so the next due probe would run):
   // make the load go away before it is due.
   AdaptivePool again = shed_pool();
-  for (int i = 0; i < 40; ++i) again.record(busy);
+  for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) again.record(busy);
+  again.record(stalled_step(2));  // the first probe fails
+  for (int i = 0; i < 60; ++i) again.record(busy);  // skips at 16 and 48
   expect(again.skipped_probes() >= 2, "skipped under load");
   unsigned until_probe = 0;
   while (again.next_threads() == 1 && until_probe < 100) {
@@ -269,10 +276,22 @@ void test_busy_probes() {
     fast_but_severe.events = 2000;
     paid.record(fast_but_severe);
     expect(paid.threads() == 1, "severe stall sheds");
-    const seer::StepTiming slow_busy = serial_step(1000000, 500000, 1000);  // 1 us per event
-    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(slow_busy);
-    expect(paid.next_threads() == 2 && paid.skipped_probes() == 0,
-           "busy, but 2 threads paid: probe on schedule");
+    const seer::StepTiming busy = serial_step(1000000, 500000, 1000);  // 1 us per event
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(busy);
+    seer::StepTiming probe = stalled_step(2);  // 1 us per event: not faster, fails
+    probe.events = 1000;
+    paid.record(probe);
+    expect(paid.threads() == 1, "probe failed");
+    // The load gets heavier: one thread now takes 2 us per event, the last
+    // 2-thread step took 1: the next probe runs although busy.
+    const seer::StepTiming heavier = serial_step(2000000, 500000, 1000);
+    unsigned steps = 0;
+    while (paid.next_threads() == 1 && steps < 100) {
+      paid.record(heavier);
+      ++steps;
+    }
+    expect(paid.skipped_probes() == 0 && steps == 2 * AdaptivePool::kFirstProbeInterval,
+           "busy, but 2 threads paid: probe on schedule after " + std::to_string(steps));
   }
   // StepClock: CPU time of a busy loop is measured and at most its wall time (plus clock skew).
   seer::StepTiming timed;

@@ -9,11 +9,13 @@
 // rounds). A stalled step does not shed while fewer threads were measured
 // recently and were slower.
 //
-// Probes are cheap on a busy machine: a probe is skipped (and the interval
-// doubles as for a failed one) while the one-thread steps themselves lost
-// their core (their run fraction, CPU time over wall time, is low: a second
-// thread would only wait for a core too), unless more threads were faster
-// per event when last measured; when they run unpreempted again
+// Probes are cheap on a busy machine: once a probe failed, later ones are
+// skipped (and the interval doubles as for a failed one) while the
+// one-thread steps themselves lose their core (their run fraction, CPU time
+// over wall time, is low: the load that failed the probe persists), unless
+// more threads were faster per event when last measured. The first probe
+// after a shed always runs: a stall that sheds can be one bad step where
+// more threads pay under the load (Aircraft 1024). When they run unpreempted again
 // (the load went away), the next probe comes after kFirstProbeInterval
 // steps whatever the interval had grown to.
 //
@@ -159,6 +161,7 @@ class AdaptivePool {
   double run_fraction_ = 0.0;
   unsigned run_samples_ = 0;
   bool skipped_since_probe_ = false;  // a probe was skipped since the last real one
+  bool probe_failed_ = false;         // a probe failed since the last shed or restore
   std::uint64_t last_wall_ = 0;       // wall time of the last step
 
   enum class Probe { kNone, kRun, kSkip };
