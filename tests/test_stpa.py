@@ -233,16 +233,51 @@ def test_decision_under_cpu_contention_is_only_provisional(monkeypatch, machine,
     assert len(preflights) == 2
 
 
-def test_contended_machine_caps_the_pool(monkeypatch, machine, preflights):
-    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))  # 2 CPUs busy
-    decision = stpa.choose("phold", PHOLD)
-    assert decision.num_threads <= 2
-    assert decision.report["features"]["contention_cap"] == 2
-    # Only serial vs parallel x1 left.
+def test_contended_machine_measures_every_pool_size(monkeypatch, machine, preflights):
+    # PSI 90% with every CPU busy elsewhere: once this capped the pool at one
+    # thread; now the preflight measures the sizes, scores each by its fastest
+    # step, and takes the static model's predicted optimum when it pays (the
+    # adaptive pool handles the load at run time).
     simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=9.0))
+    plan = cost_model.Plan([1, 2], {1: 1.0, 2: 1e-9}, 2, "x")  # x2 predicted to pay
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: plan)
+    monkeypatch.setattr(cost_model, "next_size", lambda measured, most: None)
     decision = stpa.choose("phold", PHOLD)
-    assert decision.num_threads == 1
-    assert decision.report["features"]["contention_cap"] == 1
+    report = decision.report
+    assert "contention_cap" not in report["features"]
+    assert report["features"]["usable_threads"] == 4
+    assert report["load"]["contended"] and report["cache"]["outcome"] == "provisional"
+    assert "fastest step (contended)" in report["reason"]
+    measured = {(c["executor"], c["num_threads"]) for c in report["candidates"]}
+    assert {("parallel", 2), ("serial", 1)} <= measured
+    assert (decision.executor, decision.num_threads) == ("parallel", 2)
+    assert "static model's optimum" in report["reason"]
+    # Predicted not to pay: the measurement decides (most threads within TIE).
+    monkeypatch.setattr(stpa, "_VALIDATED", set())
+    slow = cost_model.Plan([1, 2], {1: 1.0, 2: 1e9}, 2, "x")
+    monkeypatch.setattr(cost_model, "plan", lambda *a, **k: slow)
+    decision = stpa.choose("phold", PHOLD, cache=stpa.DecisionCache(None))
+    assert "static model's optimum" not in decision.report["reason"]
+    scores = {(c["executor"], c["num_threads"]): c["min_s"] for c in decision.report["candidates"]}
+    fastest = min(scores.values())
+    assert scores[(decision.executor, decision.num_threads)] <= fastest * (1 + stpa.TIE)
+
+
+def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):
+    decision = stpa.choose("phold", PHOLD)
+    assert not decision.report["load"]["contended"]
+    assert "upper-quartile step" in decision.report["reason"]
+
+
+def test_contended_pick_prefers_more_threads_within_the_tie():
+    serial, one, two = stpa.SERIAL, Candidate(1, "parallel"), Candidate(2, "parallel")
+    tied = {serial: 1.0, one: 1.01, two: 1.02}
+    assert stpa._pick(list(tied), tied)[0] == serial
+    choice, reason = stpa._pick_contended(list(tied), tied)
+    assert choice == two and "with more threads" in reason
+    slower = {serial: 1.0, one: 1.01, two: 1.2}  # 2 threads slower even at its best
+    assert stpa._pick_contended(list(slower), slower)[0] == one
+    assert stpa._pick_contended(list(slower), slower, 0.25)[0] == two  # a wider tie
 
 
 def test_cpu_pressure_is_a_fraction_or_none():
@@ -515,13 +550,15 @@ def test_provisional_entry_never_replaces_a_quiet_one(monkeypatch, machine, isol
     assert json.loads(isolated.read_text()) == quiet
 
 
-def test_contention_cap_decisions_live_under_their_own_key(monkeypatch, machine, isolated):
+def test_contended_decision_never_replaces_the_quiet_entry(monkeypatch, machine, isolated):
     stpa.choose("phold", PHOLD)
-    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))  # cap: 2 threads
-    capped = stpa.choose("phold", PHOLD)
-    assert capped.report["cache"]["outcome"] == "provisional"
-    entries = json.loads(isolated.read_text())["entries"].values()
-    assert sorted(e["provisional"] for e in entries) == [False, True]
+    quiet = json.loads(isolated.read_text())
+    simulate_load(monkeypatch, stpa_load.SimulatedLoad(0.9, load_average=3.0))
+    monkeypatch.setattr(stpa, "_VALIDATED", set())  # a new process, under load
+    monkeypatch.setattr(revalidate, "duel", fake_duel(False, []))  # the quiet entry loses
+    loaded = stpa.choose("phold", PHOLD)
+    assert loaded.report["cache"]["outcome"] == "replaced"
+    assert json.loads(isolated.read_text()) == quiet  # same key, quiet entry kept
 
 
 def test_provisional_entry_is_reused_while_the_load_lasts(monkeypatch, machine, preflights):

@@ -1,30 +1,71 @@
 #include "seer/adaptive_pool.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdio>
 
 namespace seer {
 namespace {
 
+std::uint64_t clock_nanos(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+double waited_share(const StepTiming& step) {
+  return step.wall_nanos == 0
+             ? 0.0
+             : static_cast<double>(step.wait_nanos) /
+                   (static_cast<double>(step.wall_nanos) * static_cast<double>(step.threads));
+}
+
+// Time per event (per step when the events are unknown).
+double cost_of(const StepTiming& step) {
+  return static_cast<double>(step.wall_nanos) /
+         static_cast<double>(std::max<std::uint64_t>(1, step.events));
+}
+
 std::string describe(const char* what, const StepTiming& step, unsigned threads) {
-  const double share =
-      step.wall_nanos == 0
-          ? 0.0
-          : static_cast<double>(step.wait_nanos) /
-                (static_cast<double>(step.wall_nanos) * static_cast<double>(step.threads));
-  char text[200];
+  char text[240];
   std::snprintf(text, sizeof text, "%s: threads waited %.0f%% of a %u-thread step, %llu parked "
                 "waits; next steps on %u thread%s",
-                what, 100.0 * share, step.threads,
+                what, 100.0 * waited_share(step), step.threads,
                 static_cast<unsigned long long>(step.parked_waits), threads,
                 threads == 1 ? "" : "s");
   return text;
 }
 
+// Exponential average weight of the newest step's cost.
+constexpr double kCostWeight = 0.3;
+// One-thread steps whose CPU time was measured before their run fraction
+// counts, and the newest one's weight in its average (about the last 4-8
+// steps: a load that ended shows within 3 unpreempted steps).
+constexpr unsigned kRunSamples = 3;
+constexpr double kRunWeight = 0.25;
+
 }  // namespace
 
+StepClock::StepClock(bool with_cpu)
+    : with_cpu_(with_cpu), wall_start_(clock_nanos(CLOCK_MONOTONIC)) {
+  if (with_cpu_) cpu_start_ = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+}
+
+void StepClock::stop(StepTiming& timing) const {
+  if (with_cpu_) {
+    // At least 1: 0 means "not measured".
+    timing.cpu_nanos = std::max<std::uint64_t>(1, clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start_);
+  }
+  timing.wall_nanos = clock_nanos(CLOCK_MONOTONIC) - wall_start_;
+}
+
 AdaptivePool::AdaptivePool(unsigned max_threads)
-    : max_(std::max(1u, max_threads)), current_(max_), reason_("all threads: no stalls seen") {}
+    : max_(std::max(1u, max_threads)),
+      current_(max_),
+      reason_("all threads: no stalls seen"),
+      cost_(max_ + 1) {}
 
 bool AdaptivePool::stalled(const StepTiming& step) {
   if (step.threads < 2 || step.parked_waits == 0 || step.wall_nanos == 0) return false;
@@ -40,10 +81,32 @@ bool AdaptivePool::severely_stalled(const StepTiming& step) {
          kSevereShare * static_cast<double>(step.wall_nanos) * static_cast<double>(step.threads);
 }
 
+double AdaptivePool::run_fraction() const {
+  return run_samples_ < kRunSamples ? -1.0 : run_fraction_;
+}
+
+AdaptivePool::Probe AdaptivePool::probe_state() const {
+  if (!enabled_ || current_ == max_) return Probe::kNone;
+  const double run = run_fraction();
+  const bool busy = run >= 0.0 && run < kBusyRunFraction;
+  const bool quiet = run >= kBusyRunFraction;
+  // Skipped probes grew the interval while the steps lost their core; now
+  // they run unpreempted: the load went away, probe soon.
+  if (skipped_since_probe_ && quiet && steps_since_probe_ >= kFirstProbeInterval) {
+    return Probe::kRun;
+  }
+  if (steps_since_probe_ < probe_interval_) return Probe::kNone;
+  // Due. A probe now would wait for a core too: skip it, unless more threads
+  // were faster per event when last measured (their stalls paid), or the
+  // interval reached its cap (so a load under which they pay is still found).
+  if (busy && probe_failed_ && probe_interval_ < kMaxProbeInterval && !more_threads_paid()) {
+    return Probe::kSkip;
+  }
+  return Probe::kRun;
+}
+
 unsigned AdaptivePool::next_threads() const {
-  if (!enabled_ || current_ == max_) return current_;
-  // A probe: one step on twice the threads.
-  if (steps_since_probe_ >= probe_interval_) return std::min(max_, current_ * 2);
+  if (probe_state() == Probe::kRun) return std::min(max_, current_ * 2);
   return current_;
 }
 
@@ -56,25 +119,91 @@ void AdaptivePool::set_enabled(bool enabled) {
   }
 }
 
+void AdaptivePool::note_cost(const StepTiming& step) {
+  if (step.threads == 0 || step.threads > max_ || step.wall_nanos == 0) return;
+  Cost& c = cost_[step.threads];
+  const double cost = cost_of(step);
+  if (c.at == 0 || steps_ - c.at > kFreshSteps) {
+    c.nanos = cost;
+  } else {
+    c.nanos += kCostWeight * (cost - c.nanos);
+  }
+  c.last = cost;
+  c.at = steps_;
+}
+
+bool AdaptivePool::more_threads_paid() const {
+  const unsigned more = std::min(max_, current_ * 2);
+  const Cost& mine = cost_[current_];
+  const Cost& theirs = cost_[more];
+  return more > current_ && mine.at != 0 && theirs.at != 0 &&
+         theirs.last <= kFasterShare * mine.nanos;
+}
+
+double AdaptivePool::recent_cost(unsigned threads) const {
+  if (threads == 0 || threads > max_) return 0.0;
+  const Cost& c = cost_[threads];
+  return c.at != 0 && steps_ - c.at <= kFreshSteps ? c.nanos : 0.0;
+}
+
 void AdaptivePool::record(const StepTiming& step) {
   if (!enabled_ || max_ == 1) return;
+  const Probe planned = probe_state();  // what next_threads() said before this step
+  ++steps_;
+  last_wall_ = step.wall_nanos;
   const bool stall = stalled(step);
   if (step.threads > current_) {  // the step was a probe
+    // Compare with the reduced count before this step's cost joins the averages.
+    const double reduced = recent_cost(current_);
+    const bool faster = reduced > 0.0 && cost_of(step) <= kFasterShare * reduced;
+    note_cost(step);
     steps_since_probe_ = 0;
-    if (stall) {
+    skipped_since_probe_ = false;
+    if (stall && !faster) {
+      probe_failed_ = true;
       probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
       reason_ = describe("probe stalled", step, current_);
     } else {
       current_ = step.threads;
+      probe_failed_ = false;
       ++restores_;
       probe_interval_ = kFirstProbeInterval;
       stalled_in_a_row_ = 0;
-      reason_ = describe("probe ran clean", step, current_);
+      reason_ = describe(stall ? "probe stalled but beat fewer threads per event" : "probe ran clean",
+                         step, current_);
     }
     return;
   }
+  note_cost(step);
   ++steps_since_probe_;
+  if (step.threads == 1 && step.cpu_nanos != 0 && step.wall_nanos > step.boundary_nanos) {
+    const double run =
+        std::min(1.0, static_cast<double>(step.cpu_nanos) /
+                          static_cast<double>(step.wall_nanos - step.boundary_nanos));
+    run_fraction_ = run_samples_ == 0 ? run : run_fraction_ + kRunWeight * (run - run_fraction_);
+    run_samples_ = std::min(run_samples_ + 1, kRunSamples);
+  }
+  if (planned == Probe::kSkip) {
+    const double run = run_fraction();
+    ++skipped_probes_;
+    probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
+    steps_since_probe_ = 0;
+    skipped_since_probe_ = true;
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "probe skipped: %u-thread steps ran %.0f%% of their time on a CPU (the CPUs are "
+                  "busy); next steps on %u thread%s",
+                  current_, 100.0 * run, current_, current_ == 1 ? "" : "s");
+    reason_ = text;
+  }
   if (!stall) {
+    stalled_in_a_row_ = 0;
+    return;
+  }
+  // A stall that still pays: fewer threads were measured recently and were slower.
+  const unsigned fewer = std::max(1u, current_ / 2);
+  const double fewer_cost = recent_cost(fewer);
+  if (fewer < current_ && fewer_cost > 0.0 && cost_of(step) <= kFasterShare * fewer_cost) {
     stalled_in_a_row_ = 0;
     return;
   }
@@ -85,6 +214,9 @@ void AdaptivePool::record(const StepTiming& step) {
   stalled_in_a_row_ = 0;
   steps_since_probe_ = 0;
   probe_interval_ = kFirstProbeInterval;
+  run_samples_ = 0;
+  skipped_since_probe_ = false;
+  probe_failed_ = false;
   reason_ = describe(severe ? "rounds stalled (half the step waiting)" : "rounds stalled", step,
                      current_);
 }

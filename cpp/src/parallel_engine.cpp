@@ -18,6 +18,11 @@ constexpr std::uint64_t kBudgetBatch = 256;
 // Draining an entity starts the loads of the entity this many places later
 // in the claimed batch.
 constexpr std::size_t kPrefetchAhead = 2;
+// A wait for late workers at the end of a pool region longer than the
+// barrier's spin and yield budgets counts as a parked wait (someone was off
+// its core), as a barrier wait that reached the futex does.
+constexpr std::uint64_t kLongWaitNanos =
+    static_cast<std::uint64_t>(WaitBudget::kSpinNanos + WaitBudget::kYieldNanos);
 
 using Clock = std::chrono::steady_clock;
 std::uint64_t nanos_between(Clock::time_point a, Clock::time_point b) {
@@ -170,10 +175,11 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   prepare(batch);
   balance_node_pools();
   const Clock::time_point start = Clock::now();
+  std::uint64_t tail = 0;  // the caller's wait for workers to leave the region
   if (active_ == 1) {
     worker_step(0, batch);
   } else {
-    pool_.run([&](unsigned w) {
+    tail = pool_.run([&](unsigned w) {
       if (w < active_) worker_step(w, batch);
     });
   }
@@ -184,7 +190,15 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     timing.wait_nanos += workers_[w].wait_nanos;
     timing.parked_waits += workers_[w].parked_waits;
   }
+  // Every thread of the team lost the tail (the region could not end), so
+  // count it once per thread.
+  timing.wait_nanos += tail * active_;
+  timing.parked_waits += tail > kLongWaitNanos;
+  add_boundary(timing);
   for (std::size_t i = 0; i < count; ++i) timing.rounds = std::max(timing.rounds, instances[i]->rounds);
+  for (unsigned w = 0; w < active_; ++w) {
+    for (std::size_t i = 0; i < count; ++i) timing.events += workers_[w].per[i].events;
+  }
   adaptive_.record(timing);
   last_timing_ = timing;
   for (std::size_t i = 0; i < count; ++i) {
@@ -205,11 +219,18 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   }
 }
 
-void ParallelEngine::record_serial_step(std::uint64_t wall_nanos) {
-  StepTiming timing;
+void ParallelEngine::add_boundary(StepTiming& timing) {
+  timing.boundary_nanos = boundary_.wall_nanos;
+  timing.wall_nanos += boundary_.wall_nanos;
+  timing.wait_nanos += boundary_.wait_nanos;
+  timing.parked_waits += boundary_.parked_waits;
+  boundary_ = StepTiming{};
+}
+
+void ParallelEngine::record_serial_step(StepTiming timing) {
   timing.threads = 1;
-  timing.wall_nanos = wall_nanos;
   timing.rounds = 1;
+  add_boundary(timing);
   active_ = 1;
   adaptive_.record(timing);
   last_timing_ = timing;
@@ -475,7 +496,11 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
   // Stepping on one thread (the adaptive pool shed the others): so does the
   // boundary work, which would otherwise wait for the busy cores too.
   if (adaptive_.threads() == 1) {
+    const Clock::time_point start = Clock::now();
     for (std::size_t i = 0; i < n; ++i) fn(i);
+    // The boundary's time counts with the next step, as on the pool below,
+    // so that time per event compares alike across thread counts.
+    boundary_.wall_nanos += nanos_between(start, Clock::now());
     return;
   }
   // A failure stops the work after it but not before it: every index below
@@ -487,7 +512,8 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
   std::exception_ptr failure;
   std::size_t failure_index = n;
   const std::size_t chunk = std::max<std::size_t>(1, n / (8 * pool_.size()));
-  pool_.run([&](unsigned) {
+  const Clock::time_point start = Clock::now();
+  const std::uint64_t tail = pool_.run([&](unsigned) {
     for (;;) {
       // relaxed: next only hands out indices (in increasing order, so every
       // index below a failing one is handed out before it); stop_at only
@@ -511,6 +537,11 @@ void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::s
       }
     }
   });
+  // For the adaptive pool (see boundary_): the late workers held up the
+  // whole team for the tail.
+  boundary_.wall_nanos += nanos_between(start, Clock::now());
+  boundary_.wait_nanos += tail * pool_.size();
+  boundary_.parked_waits += tail > kLongWaitNanos;
   if (failure) std::rethrow_exception(failure);
 }
 

@@ -1,17 +1,6 @@
 #include "seer/parallel_executor.hpp"
 
-#include <chrono>
-
 namespace seer {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-std::uint64_t nanos_since(Clock::time_point start) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-}
-
-}  // namespace
 
 ParallelExecutor::ParallelExecutor(unsigned num_threads)
     : ParallelExecutor(std::make_shared<ParallelEngine>(num_threads)) {}
@@ -116,14 +105,17 @@ void ParallelExecutor::run_serial_step(const StepWindow& window, StepStats& stat
 void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
   if (engine_->next_threads() == 1) {
     // One thread: nothing to gain from rounds; the serial loop is faster.
-    const Clock::time_point start = Clock::now();
+    const StepClock clock(engine_->serial_step_wants_cpu_time());
     std::exception_ptr failure;
     try {
       run_serial_step(window, stats);
     } catch (...) {
       failure = std::current_exception();
     }
-    engine_->record_serial_step(nanos_since(start));
+    StepTiming timing;
+    clock.stop(timing);
+    timing.events = stats.events;
+    engine_->record_serial_step(timing);
     if (failure) std::rethrow_exception(failure);
     return;
   }
@@ -148,7 +140,7 @@ void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow
                                     std::size_t count) {
   if (engine_->next_threads() == 1) {
     // One thread: each instance's serial loop in turn, on the caller.
-    const Clock::time_point start = Clock::now();
+    const StepClock clock(engine_->serial_step_wants_cpu_time());
     for (std::size_t k = 0; k < count; ++k) {
       ParallelExecutor& member = *members_.at(members[k]);
       stats[k] = StepStats{};
@@ -159,7 +151,10 @@ void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow
         failures[k] = std::current_exception();
       }
     }
-    engine_->record_serial_step(nanos_since(start));
+    StepTiming timing;
+    clock.stop(timing);
+    for (std::size_t k = 0; k < count; ++k) timing.events += stats[k].events;
+    engine_->record_serial_step(timing);
     return;
   }
   batch_.clear();

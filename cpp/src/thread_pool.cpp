@@ -119,10 +119,10 @@ void ThreadPool::start() {
   }
 }
 
-void ThreadPool::run(const std::function<void(unsigned)>& fn) {
+std::uint64_t ThreadPool::run(const std::function<void(unsigned)>& fn) {
   if (size_ == 1) {
     fn(0);
-    return;
+    return 0;
   }
   if (!shared_ || owner_pid_ != ::getpid()) start();
   Shared& s = *shared_;
@@ -138,9 +138,14 @@ void ThreadPool::run(const std::function<void(unsigned)>& fn) {
     s.wake.notify_all();
   }
   fn(0);
-  SpinWait wait;
   // acquire: the workers' writes inside fn are visible after they finish.
+  if (s.remaining.load(std::memory_order_acquire) == 0) return 0;
+  const auto waiting = std::chrono::steady_clock::now();
+  SpinWait wait;
   while (s.remaining.load(std::memory_order_acquire) != 0) wait.once();
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - waiting)
+                                        .count());
 }
 
 void ThreadPool::prewake() {

@@ -155,6 +155,156 @@ void test_rule() {
   expect(pool.next_threads() == 4, "disabled: every thread");
 }
 
+// A one-thread step of `events` events taking `wall` ns, `cpu` of them on a CPU
+// (0: not measured).
+seer::StepTiming serial_step(std::uint64_t wall, std::uint64_t cpu, std::uint64_t events = 1000) {
+  seer::StepTiming t;
+  t.threads = 1;
+  t.wall_nanos = wall;
+  t.cpu_nanos = cpu;
+  t.events = events;
+  t.rounds = 1;
+  return t;
+}
+
+// Sheds a fresh 2-thread pool to one thread with a severe stall.
+seer::AdaptivePool shed_pool() {
+  seer::AdaptivePool pool(2);
+  pool.record(severe_step(2));
+  return pool;
+}
+
+// The speed rules: a stall that still pays is not shed, a probe that beats
+// the reduced count restores even though it stalled.
+void test_speed_rules() {
+  using seer::AdaptivePool;
+  {
+    AdaptivePool pool = shed_pool();
+    expect(pool.threads() == 1, "severe stall sheds");
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+      pool.record(serial_step(2000000, 0));  // 2 us per event
+    }
+    expect(pool.next_threads() == 2, "probe due");
+    seer::StepTiming probe = stalled_step(2);  // 1 ms, stalled
+    probe.events = 1000;                       // 1 us per event: twice as fast
+    pool.record(probe);
+    expect(pool.threads() == 2 && pool.restores() == 1, "a stalled probe that ran faster restores");
+    expect(pool.reason().find("beat fewer threads") != std::string::npos,
+           "reason says it beat fewer threads: " + pool.reason());
+    // Stalled but still faster than one thread was a few steps ago: stays.
+    seer::StepTiming stalled_but_fast = severe_step(2);
+    stalled_but_fast.events = 1000;
+    for (int i = 0; i < 10; ++i) pool.record(stalled_but_fast);
+    expect(pool.threads() == 2 && pool.reductions() == 1, "a stall that still pays is kept");
+    // Once the one-thread figure is old, a stall sheds again.
+    for (unsigned i = 0; i < AdaptivePool::kFreshSteps; ++i) pool.record(clean_step(2));
+    pool.record(stalled_but_fast);
+    expect(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
+  }
+  {
+    // A stalled probe slower per event than the serial loop fails.
+    AdaptivePool pool = shed_pool();
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+      pool.record(serial_step(1000000, 0));  // 1 us per event
+    }
+    seer::StepTiming probe = stalled_step(2);
+    probe.events = 500;  // 2 us per event
+    pool.record(probe);
+    expect(pool.threads() == 1, "a stalled, slower probe keeps one thread");
+  }
+}
+
+// Cheap probes: while the one-thread steps lose their core, due probes are
+// skipped (the interval doubles as for a failed one), except at the capped
+// interval; once they run unpreempted again, a probe comes within
+// kFirstProbeInterval steps whatever the interval grew to.
+void test_busy_probes() {
+  using seer::AdaptivePool;
+  AdaptivePool pool = shed_pool();
+  const seer::StepTiming busy = serial_step(1000000, 600000);  // 60% on a CPU
+  const seer::StepTiming quiet = serial_step(1000000, 990000);
+  expect(!AdaptivePool(2).wants_cpu_time(), "no CPU clock on every thread");
+  pool.record(busy);
+  expect(pool.wants_cpu_time(), "CPU clock around long one-thread steps");
+  // The first probe after a shed runs even while busy (the shed may have been
+  // one bad step); it stalls, so later ones are skipped while busy.
+  for (unsigned i = 1; i < AdaptivePool::kFirstProbeInterval; ++i) pool.record(busy);
+  expect(pool.next_threads() == 2 && pool.skipped_probes() == 0, "first probe runs while busy");
+  pool.record(stalled_step(2));
+  unsigned steps = 1, probes = 0;
+  while (steps < 2000 && probes == 0) {
+    probes += pool.next_threads() == 2;
+    if (probes == 0) pool.record(busy);
+    ++steps;
+  }
+  expect(pool.skipped_probes() >= 4, "busy one-thread steps skip probes (" +
+                                         std::to_string(pool.skipped_probes()) + " skipped)");
+  expect(probes == 1 && steps > AdaptivePool::kMaxProbeInterval,
+         "the probe at the capped interval runs anyway, after " + std::to_string(steps));
+  expect(pool.reason().find("probe skipped") != std::string::npos,
+         "reason says skipped: " + pool.reason());
+  pool.record(stalled_step(2));  // it stalled: interval stays capped
+  expect(pool.threads() == 1, "stalled probe");
+  // Skips again (the interval is capped, so the next due probe would run):
+  // make the load go away before it is due.
+  AdaptivePool again = shed_pool();
+  for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) again.record(busy);
+  again.record(stalled_step(2));  // the first probe fails
+  for (int i = 0; i < 60; ++i) again.record(busy);  // skips at 16 and 48
+  expect(again.skipped_probes() >= 2, "skipped under load");
+  unsigned until_probe = 0;
+  while (again.next_threads() == 1 && until_probe < 100) {
+    again.record(quiet);
+    ++until_probe;
+  }
+  expect(until_probe <= AdaptivePool::kFirstProbeInterval + 1,
+         "after the load went away a probe came in " + std::to_string(until_probe) + " steps");
+  again.record(clean_step(2));
+  expect(again.threads() == 2, "and restored the pool");
+  // Unmeasured CPU time never skips a probe.
+  AdaptivePool unmeasured = shed_pool();
+  for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+    unmeasured.record(serial_step(1000000, 0));
+  }
+  expect(unmeasured.next_threads() == 2 && unmeasured.skipped_probes() == 0,
+         "no CPU figure: probe on schedule");
+  // More threads that were faster per event when last measured are probed
+  // on schedule even while busy (their stalls paid).
+  {
+    AdaptivePool paid(2);
+    seer::StepTiming fast_but_severe = severe_step(2);  // 1 ms for 2000 events
+    fast_but_severe.events = 2000;
+    paid.record(fast_but_severe);
+    expect(paid.threads() == 1, "severe stall sheds");
+    const seer::StepTiming busy = serial_step(1000000, 500000, 1000);  // 1 us per event
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(busy);
+    seer::StepTiming probe = stalled_step(2);  // 1 us per event: not faster, fails
+    probe.events = 1000;
+    paid.record(probe);
+    expect(paid.threads() == 1, "probe failed");
+    // The load gets heavier: one thread now takes 2 us per event, the last
+    // 2-thread step took 1: the next probe runs although busy.
+    const seer::StepTiming heavier = serial_step(2000000, 500000, 1000);
+    unsigned steps = 0;
+    while (paid.next_threads() == 1 && steps < 100) {
+      paid.record(heavier);
+      ++steps;
+    }
+    expect(paid.skipped_probes() == 0 && steps == 2 * AdaptivePool::kFirstProbeInterval,
+           "busy, but 2 threads paid: probe on schedule after " + std::to_string(steps));
+  }
+  // StepClock: CPU time of a busy loop is measured and at most its wall time (plus clock skew).
+  seer::StepTiming timed;
+  {
+    const seer::StepClock clock(true);
+    volatile std::uint64_t sink = 0;
+    for (std::uint64_t i = 0; i < 3000000; ++i) sink = sink + i;
+    clock.stop(timed);
+  }
+  expect(timed.cpu_nanos > 0 && timed.wall_nanos > 0 && timed.cpu_nanos <= timed.wall_nanos + 100000,
+         "StepClock measures CPU and wall time");
+}
+
 void test_engine() {
   const std::map<std::string, double> config = {
       {"num_entities", 64}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
@@ -225,6 +375,46 @@ void test_engine() {
   for (int i = 0; i < 5; ++i) one_step();
 }
 
+// The boundary's pool regions count: a worker late to a parallel_for holds
+// up the caller at the region's end; that wait (and the region's wall time)
+// joins the next step's timing, with a parked wait for a long one.
+void test_boundary_waits() {
+  const std::map<std::string, double> config = {
+      {"num_entities", 64}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
+  seer::SimulationOptions options;
+  options.executor = "parallel";
+  options.num_threads = 2;
+  seer::Simulation sim(seer::make_model("phold", seer::Config(config)), options);
+  sim.reset(3);
+  auto& engine = dynamic_cast<seer::ParallelExecutor&>(sim.executor()).engine();
+  engine.set_adaptive(false);  // keep both threads whatever the machine does
+  sim.step(nullptr, nullptr);
+  const auto caller = std::this_thread::get_id();
+  constexpr auto kLate = std::chrono::milliseconds(5);
+  // The worker sleeps in the first index it takes; the caller waits until it
+  // has taken one (else a fast caller may do every index itself).
+  std::atomic<bool> worker_in{false};
+  engine.parallel_for(64, [&](std::size_t) {
+    if (std::this_thread::get_id() != caller) {
+      if (!worker_in.exchange(true)) std::this_thread::sleep_for(kLate);
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!worker_in.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+  });
+  expect(worker_in.load(), "the worker took part in the region");
+  sim.step(nullptr, nullptr);
+  const seer::StepTiming& t = engine.last_timing();
+  const auto late = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(kLate).count());
+  expect(t.threads == 2 && t.boundary_nanos >= late, "the region's wall time joins the next step");
+  expect(t.wait_nanos >= late && t.parked_waits >= 1,
+         "the caller's wait for the late worker counts (" + std::to_string(t.wait_nanos) +
+             " ns, " + std::to_string(t.parked_waits) + " parked)");
+}
+
 // A vector env on one shared engine: shed to one thread, every instance runs
 // its own serial loop in turn (ParallelBatchRunner), with each instance's
 // digest equal to a serial env's after every step; after the stall a probe
@@ -290,7 +480,10 @@ void test_vector() {
 int main() {
   seer::register_builtin_models();
   test_rule();
+  test_speed_rules();
+  test_busy_probes();
   test_engine();
+  test_boundary_waits();
   test_vector();
   if (failures != 0) return EXIT_FAILURE;
   std::printf("adaptive pool: all cases passed\n");

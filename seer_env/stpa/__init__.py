@@ -19,7 +19,11 @@ in this order:
    median, because a spinning pool degrades badly when other processes take
    its cores: a size must be fast in most steps, not just in a quiet moment.
    The machine's load is read around it (``load.py``); a decision measured
-   under contention is stored as provisional only.
+   under contention is stored as provisional only, and is scored by each
+   candidate's fastest step instead: what a size does when the load lets it.
+   Its downside under load is the adaptive pool's job at run time (it sheds
+   to the serial loop within a step or two and probes back), while a
+   one-thread choice could never use the cores the load leaves free.
 
 The returned ``Decision.report`` is what ``env.runtime.stpa`` shows; its
 ``cache`` part says where the cache file is and what became of the decision
@@ -42,7 +46,7 @@ from seer_env.model_source import ModelSource, model_key
 from seer_env.stpa import cost_model, hardware, load, revalidate
 from seer_env.stpa.cache import ENV_VAR as CACHE_ENV_VAR
 from seer_env.stpa.cache import DecisionCache, default_path, make_key
-from seer_env.stpa.load import Contention, LoadSignal
+from seer_env.stpa.load import LoadSignal
 from seer_env.stpa.preflight import SERIAL, Candidate, Preflight
 
 __all__ = [
@@ -60,7 +64,6 @@ AUTO = "auto"
 # one out of the cache).
 STPA_VERSION = 2
 TIE = 0.03  # a candidate this close to the fastest counts as as fast
-CAP_PRESSURE = 0.5  # CPU pressure (avg10) above this caps the pool at the CPUs left free
 DEFAULT_BUDGET_S = 0.25  # target preflight time (at least MIN_ROUNDS rounds run regardless)
 MIN_ROUNDS = 2
 MAX_ROUNDS = 8
@@ -222,20 +225,17 @@ def choose(
     now = signal.now()
     features = features or hardware.machine_features()
     max_threads = features["usable_threads"]
-    cap = _contention_cap(max_threads, now)
-    if cap is not None and cap < max_threads:
-        # Other processes already keep the cores busy: a spinning pool larger
-        # than what is left is preempted mid-round and stalls every barrier.
-        features = dict(features, usable_threads=cap, contention_cap=cap)
-        max_threads = cap
-    if features["usable_threads"] <= 1 and "contention_cap" not in features:
+    # No cap on the pool under load (there was one, at PSI avg10 > 50%: it
+    # forced one thread where 2 still paid, e.g. Aircraft 1024 beside one busy
+    # process per core): the preflight measures, and the adaptive pool sheds
+    # threads at run time while the load lasts.
+    if max_threads <= 1:
         return _fixed(
             executor or "serial",
             1,
             "static",
             f"1 usable CPU (affinity {features['affinity_cpus']}, "
-            f"cgroup quota {features['cgroup_quota_cpus']}, "
-            f"contention cap {features.get('contention_cap')})",
+            f"cgroup quota {features['cgroup_quota_cpus']})",
             features=features,
         )
 
@@ -369,19 +369,6 @@ def _revalidated(
     return None
 
 
-def _contention_cap(max_threads: int, now: Contention) -> int | None:
-    """Threads left by other processes when the CPUs are contended, else None.
-
-    Only under CPU pressure (PSI avg10) above ``CAP_PRESSURE``; then the
-    1-minute load average minus this process's own runnable thread estimates
-    the busy CPUs.
-    """
-    pressure, avg = now.cpu_pressure, now.load_average
-    if pressure is None or avg is None or pressure <= CAP_PRESSURE:
-        return None
-    return max(1, max_threads - math.ceil(max(0.0, avg - 1.0)))
-
-
 def _allowed(executor: str, num_threads: int, wanted: str | None, max_threads: int) -> bool:
     return (
         executor in _core.executor_names()
@@ -485,7 +472,11 @@ def _preflight(
 
     contention = signal.over(before, signal.read(), pf.run_cpu_s, pf.run_wall_s)
     medians = pf.medians()
-    scores = pf.upper_quartiles()
+    quartiles = pf.upper_quartiles()
+    # Under contention each candidate is scored by its fastest step (see the
+    # module doc): the load's share of the others is noise of this moment.
+    scores = pf.minimums() if contention.contended else quartiles
+    score_name = "fastest step (contended)" if contention.contended else "upper-quartile step"
     rounds_measured = [r for c, rs in pf.rounds.items() if c != SERIAL for r in rs]
     trace_report = {
         "steps": pf.steps,
@@ -508,14 +499,36 @@ def _preflight(
                 "num_threads": c.num_threads,
                 "predicted_s": plan.predicted.get(c.num_threads) if c != SERIAL else serial_s,
                 "median_s": medians[c],
-                "upper_quartile_s": scores[c],
+                "upper_quartile_s": quartiles[c],
                 "min_s": min(times),
                 "samples": len(times),
                 "speedup_vs_serial": medians[SERIAL] / medians[c],
             }
         )
     allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
-    choice, reason = _pick(allowed, scores)
+    predicted_pool = Candidate(plan.best, parallel_name)
+    if (
+        contention.contended
+        and plan.best > 1
+        and plan.predicted.get(plan.best, math.inf) < serial_s
+        and predicted_pool in allowed
+    ):
+        # The static model (load-free) predicts that the pool pays here. Under
+        # load its preflight copy measures the first steps, which stall before
+        # the adaptive pool sheds; at run time the pool sheds within a step or
+        # two and steps at the serial loop's speed or better while the load
+        # lasts, and uses every core when it goes.
+        choice = predicted_pool
+        reason = (
+            f"{choice.label}: the static model's optimum, measured under contention "
+            f"(fastest step {scores[choice] * 1e6:.1f} us, serial {scores[SERIAL] * 1e6:.1f} us); "
+            "the adaptive pool sheds threads while the load lasts"
+        )
+    elif contention.contended:
+        choice, reason = _pick_contended(allowed, scores)
+    else:
+        choice, reason = _pick(allowed, scores)
+    reason = f"{reason}; scored by each candidate's {score_name}"
     measured_sizes = {c.num_threads for c in timed_candidates if c != SERIAL}
     pruned = [
         {"num_threads": p, "predicted_s": s}
@@ -550,11 +563,36 @@ def _pick(allowed: list[Candidate], scores: dict[Candidate, float]) -> tuple[Can
     choice = next(c for c in order if scores[c] <= scores[best] * (1 + TIE))
     serial = scores[SERIAL]
     reason = (
-        f"{choice.label}: upper-quartile step {scores[choice] * 1e6:.1f} us "
+        f"{choice.label}: step {scores[choice] * 1e6:.1f} us "
         f"(serial {serial * 1e6:.1f} us, {serial / scores[choice]:.2f}x)"
     )
     if choice != best:
         reason += f"; within {TIE:.0%} of the fastest, {best.label}, with fewer threads"
+    return choice, reason
+
+
+def _pick_contended(
+    allowed: list[Candidate], scores: dict[Candidate, float], tie: float = TIE
+) -> tuple[Candidate, str]:
+    """Under contention: the MOST threads within ``tie`` of the best score.
+
+    The adaptive pool sheds threads at run time while the load lasts (a
+    preflight copy of 2 threads may already have shed, so it ties with serial),
+    but a one-thread choice never uses a core the load leaves free.
+    """
+    order = sorted(allowed, key=lambda c: (c.num_threads, c.executor != "serial"))
+    best = min(order, key=lambda c: scores[c])
+    choice = [c for c in order if scores[c] <= scores[best] * (1 + tie)][-1]
+    serial = scores[SERIAL]
+    reason = (
+        f"{choice.label}: step {scores[choice] * 1e6:.1f} us "
+        f"(serial {serial * 1e6:.1f} us, {serial / scores[choice]:.2f}x)"
+    )
+    if choice != best:
+        reason += (
+            f"; within {tie:.0%} of the fastest, {best.label}, with more threads "
+            "(contended: the adaptive pool sheds them while the load lasts)"
+        )
     return choice, reason
 
 

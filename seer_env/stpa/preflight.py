@@ -236,6 +236,10 @@ class Preflight:
         """Upper-quartile step time of every candidate with samples (risk-averse score)."""
         return {c: float(np.percentile(s, 75)) for c, s in self.samples.items() if s}
 
+    def minimums(self) -> dict[Candidate, float]:
+        """Fastest step time of every candidate with samples (its best moment under load)."""
+        return {c: min(s) for c, s in self.samples.items() if s}
+
     def close(self) -> None:
         """Drop the copies (their pools join their workers)."""
         self._sims.clear()

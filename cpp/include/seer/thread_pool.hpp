@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -45,8 +46,11 @@ class ThreadPool {
   // inside). Not reentrant and not thread-safe: one caller at a time.
   // Allocates only the first time (and after a fork). Throws
   // std::runtime_error (before running fn anywhere) if the workers cannot
-  // be started.
-  void run(const std::function<void(unsigned)>& fn);
+  // be started. Returns the nanoseconds the caller waited, after its own
+  // fn(0) returned, for the workers to finish (0 when they already had): on
+  // a busy machine, mostly a worker waiting for a core (the adaptive pool
+  // counts it as waiting).
+  std::uint64_t run(const std::function<void(unsigned)>& fn);
 
   // Wakes parked workers to spin for a run() that is coming soon (they spin
   // up to kPrewakeSpinMicros, then park again). Cheap when none is parked
