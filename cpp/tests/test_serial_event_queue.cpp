@@ -6,7 +6,8 @@
 // values), few sources, and seqs pushed out of order so that (time, source)
 // ties are decided by seq; in half the streams seqs cross 2^32 - 1. Every pop, top(), top_time(), size() and the pending multiset
 // (for_each) must match the reference exactly, payload bytes included;
-// clear() must leave a queue that behaves as a new one.
+// clear() must leave a queue that behaves as a new one. Two streams grow the
+// queue past the size where its pop switches to branching comparisons.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -116,6 +117,9 @@ void test_random_streams() {
     const double push_share = seed % 4 == 0 ? 0.5 : 0.55 + 0.1 * static_cast<double>(seed % 4);
     run_stream(seed, 20000, push_share, num_times, num_sources);
   }
+  // Past kBranchlessMax (16384 keys) the pop branches instead: grow beyond it.
+  run_stream(101, 150000, 0.75, 26, 5);
+  run_stream(102, 150000, 0.75, 7, 2);
 }
 
 // A queue that grew, was cleared and reused behaves like a new one.
