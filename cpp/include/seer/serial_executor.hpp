@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "seer/event_heap.hpp"
 #include "seer/executor.hpp"
+#include "seer/serial_event_queue.hpp"
 
 namespace seer {
 
@@ -29,7 +29,7 @@ class SerialExecutor final : public Executor, private EventSink {
   void emit(const Event& event) override { queue_.push(event); }
 
   Dispatcher* dispatcher_ = nullptr;
-  EventHeap queue_;  // every pending event, in key order
+  SerialEventQueue queue_;  // every pending event, in key order
 };
 
 }  // namespace seer

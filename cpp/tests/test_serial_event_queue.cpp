@@ -1,0 +1,163 @@
+// Property test of SerialEventQueue against std::priority_queue with the
+// contract's comparator (EventAfter: time, then source, then seq).
+//
+// Random streams of interleaved pushes and pops, built to tie often: times
+// from a handful of values (with -0.0 next to +0.0, negatives and huge
+// values), few sources, and seqs pushed out of order so that (time, source)
+// ties are decided by seq; in half the streams seqs cross 2^32 - 1. Every pop, top(), top_time(), size() and the pending multiset
+// (for_each) must match the reference exactly, payload bytes included;
+// clear() must leave a queue that behaves as a new one. Two streams grow the
+// queue past the size where its pop switches to branching comparisons.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <queue>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "seer/event.hpp"
+#include "seer/serial_event_queue.hpp"
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const char* what, long step) {
+  if (!ok) {
+    std::fprintf(stderr, "FAIL: %s (operation %ld)\n", what, step);
+    if (++failures > 20) std::exit(1);
+  }
+}
+
+bool same_event(const seer::Event& a, const seer::Event& b) {
+  return std::memcmp(&a, &b, sizeof(seer::Event)) == 0;
+}
+
+std::tuple<double, seer::EntityId, std::uint64_t> key(const seer::Event& e) {
+  return {e.time + 0.0, e.source, e.seq};
+}
+
+using Reference =
+    std::priority_queue<seer::Event, std::vector<seer::Event>, seer::EventAfter>;
+
+// One stream: `ops` operations, pushes with probability `push_share`; the
+// pending set is compared every `check_every` operations (a full copy of the
+// reference: keep it rare on large queues, TSan runs this test too).
+void run_stream(std::uint64_t seed, long ops, double push_share, int num_times, int num_sources,
+                long check_every = 997) {
+  std::mt19937_64 rng(seed);
+  const double special[] = {0.0, -0.0, 1.0, 1.5, -2.0, 1e300, 5e-324, 0.1 + 0.2, 0.3};
+  std::vector<double> times;
+  for (int i = 0; i < num_times; ++i) {
+    times.push_back(i < 9 ? special[i] : std::ldexp(static_cast<double>(rng() % 1000), -3));
+  }
+  // Next seq per source, handed out in shuffled blocks so that seq order and
+  // push order disagree. In odd streams some sources run past 2^32 - 1, where
+  // the queue's packed keys saturate and it must compare the events' seqs.
+  std::vector<std::uint64_t> next_seq(num_sources);
+  for (int s = 0; s < num_sources; ++s) {
+    next_seq[s] = (seed % 2 == 1 && s % 3 == 0) ? (1ULL << 32) - 5 : 0;
+  }
+  std::vector<seer::Event> backlog;  // made but not yet pushed (shuffled)
+
+  seer::SerialEventQueue queue;
+  Reference reference;
+  for (long op = 0; op < ops; ++op) {
+    const bool push = reference.empty() || std::uniform_real_distribution<>(0, 1)(rng) < push_share;
+    if (push) {
+      if (backlog.empty()) {
+        for (int i = 0; i < 8; ++i) {
+          seer::Event e;
+          e.source = static_cast<seer::EntityId>(rng() % num_sources);
+          e.seq = next_seq[e.source]++;
+          e.time = times[rng() % times.size()];
+          e.target = static_cast<seer::EntityId>(rng() % 7);
+          e.kind = static_cast<seer::EventKind>(rng() % 3);
+          const std::uint64_t word = rng();
+          std::memcpy(e.payload, &word, sizeof word);
+          std::memcpy(e.payload + 56, &op, sizeof op);
+          backlog.push_back(e);
+        }
+        std::shuffle(backlog.begin(), backlog.end(), rng);
+      }
+      queue.push(backlog.back());
+      reference.push(backlog.back());
+      backlog.pop_back();
+    } else {
+      expect(queue.top_time() == reference.top().time, "top_time", op);
+      expect(same_event(queue.top(), reference.top()), "top", op);
+      const seer::Event got = queue.pop();
+      expect(same_event(got, reference.top()), "pop order", op);
+      reference.pop();
+    }
+    expect(queue.size() == reference.size(), "size", op);
+    expect(queue.empty() == reference.empty(), "empty", op);
+    if (op % check_every == 0) {
+      std::vector<std::tuple<double, seer::EntityId, std::uint64_t>> mine, theirs;
+      queue.for_each([&](const seer::Event& e) { mine.push_back(key(e)); });
+      Reference copy = reference;
+      for (; !copy.empty(); copy.pop()) theirs.push_back(key(copy.top()));
+      std::sort(mine.begin(), mine.end());
+      std::sort(theirs.begin(), theirs.end());
+      expect(mine == theirs, "for_each visits the pending events", op);
+    }
+  }
+  while (!reference.empty()) {
+    expect(!queue.empty() && same_event(queue.pop(), reference.top()), "drain order", ops);
+    reference.pop();
+  }
+  expect(queue.empty() && std::isinf(queue.top_time()), "drained", ops);
+}
+
+void test_random_streams() {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const int num_times = 2 + static_cast<int>(seed % 9) * 3;  // 2 .. 26 distinct times
+    const int num_sources = 1 + static_cast<int>(seed % 5);    // 1 .. 5 sources
+    const double push_share = seed % 4 == 0 ? 0.5 : 0.55 + 0.1 * static_cast<double>(seed % 4);
+    run_stream(seed, 20000, push_share, num_times, num_sources);
+  }
+  // Past kBranchlessMax (16384 keys) the pop branches instead: grow beyond it.
+  run_stream(101, 80000, 0.75, 26, 5, 20011);
+  run_stream(102, 80000, 0.75, 7, 2, 20011);
+}
+
+// A queue that grew, was cleared and reused behaves like a new one.
+void test_clear_and_reuse() {
+  seer::SerialEventQueue queue;
+  Reference reference;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 1000; ++i) {
+      seer::Event e;
+      e.time = static_cast<double>((i * 7919 + round) % 13);
+      e.source = static_cast<seer::EntityId>(i % 3);
+      e.seq = static_cast<std::uint64_t>(1000 - i);
+      queue.push(e);
+      if (round == 2) reference.push(e);
+    }
+    if (round < 2) {
+      queue.clear();
+      expect(queue.empty() && queue.size() == 0, "clear", round);
+    }
+  }
+  while (!reference.empty()) {
+    expect(same_event(queue.pop(), reference.top()), "order after clear", 0);
+    reference.pop();
+  }
+}
+
+}  // namespace
+
+int main() {
+  test_random_streams();
+  test_clear_and_reuse();
+  if (failures != 0) {
+    std::fprintf(stderr, "%d failure(s)\n", failures);
+    return 1;
+  }
+  std::printf("test_serial_event_queue: ok\n");
+  return 0;
+}
