@@ -208,7 +208,10 @@ void AdaptivePool::record(const StepTiming& step) {
     return;
   }
   const bool severe = severely_stalled(step);
-  if ((++stalled_in_a_row_ < kStallSteps && !severe) || current_ == 1) return;
+  ++stalled_in_a_row_;
+  const bool shed =
+      stalled_in_a_row_ >= kStallSteps || (severe && stalled_in_a_row_ >= kSevereSteps);
+  if (!shed || current_ == 1) return;
   current_ = std::max(1u, current_ / 2);
   ++reductions_;
   stalled_in_a_row_ = 0;

@@ -120,11 +120,17 @@ void test_rule() {
     fresh.record(one_park);
     expect(fresh.next_threads() == 4, "one late wake-up does not shed at once");
     fresh.record(severe_step(4));
-    expect(fresh.next_threads() == 2 && fresh.reductions() == 1, "a severe stall halves at once");
+    expect(fresh.next_threads() == 2 && fresh.reductions() == 1,
+           "a severe stall after a stall halves at once");
     expect(fresh.reason().find("half the step waiting") != std::string::npos,
            "reason says why: " + fresh.reason());
     fresh.record(severe_step(2));
-    expect(fresh.next_threads() == 1, "and again, down to one");
+    expect(fresh.next_threads() == 2, "one severe stall alone is noise: no shed");
+    fresh.record(clean_step(2));
+    fresh.record(severe_step(2));
+    expect(fresh.next_threads() == 2, "severe stalls apart do not shed");
+    fresh.record(severe_step(2));
+    expect(fresh.next_threads() == 1, "two in a row do: down to one");
   }
 
   // Probes: after kFirstProbeInterval steps on one thread, one step on two.
@@ -167,10 +173,10 @@ seer::StepTiming serial_step(std::uint64_t wall, std::uint64_t cpu, std::uint64_
   return t;
 }
 
-// Sheds a fresh 2-thread pool to one thread with a severe stall.
+// Sheds a fresh 2-thread pool to one thread with two severe stalls.
 seer::AdaptivePool shed_pool() {
   seer::AdaptivePool pool(2);
-  pool.record(severe_step(2));
+  for (unsigned i = 0; i < seer::AdaptivePool::kSevereSteps; ++i) pool.record(severe_step(2));
   return pool;
 }
 
@@ -198,7 +204,7 @@ void test_speed_rules() {
     expect(pool.threads() == 2 && pool.reductions() == 1, "a stall that still pays is kept");
     // Once the one-thread figure is old, a stall sheds again.
     for (unsigned i = 0; i < AdaptivePool::kFreshSteps; ++i) pool.record(clean_step(2));
-    pool.record(stalled_but_fast);
+    for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_but_fast);
     expect(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
   }
   {
@@ -274,8 +280,8 @@ void test_busy_probes() {
     AdaptivePool paid(2);
     seer::StepTiming fast_but_severe = severe_step(2);  // 1 ms for 2000 events
     fast_but_severe.events = 2000;
-    paid.record(fast_but_severe);
-    expect(paid.threads() == 1, "severe stall sheds");
+    for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) paid.record(fast_but_severe);
+    expect(paid.threads() == 1, "severe stalls shed");
     const seer::StepTiming busy = serial_step(1000000, 500000, 1000);  // 1 us per event
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(busy);
     seer::StepTiming probe = stalled_step(2);  // 1 us per event: not faster, fails

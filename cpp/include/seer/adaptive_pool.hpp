@@ -77,12 +77,16 @@ class AdaptivePool {
   // of their time in at least kSevereParkedWaits parked waits: then half the
   // threads would have done the same work in no more time (t threads working
   // (1 - share) of the wall each is t/2 threads' wall at share 0.5), so the
-  // pool sheds at once instead of after kStallSteps such steps, each of which
-  // costs several serial steps on a busy machine. Two parked waits, not one:
-  // a single late wake-up of a parked worker (a small step after a pause)
-  // is not a busy machine.
+  // pool sheds after kSevereSteps stalled steps ending in a severe one
+  // instead of after kStallSteps, each of which costs several serial steps
+  // on a busy machine. Two parked waits, not one: a single late wake-up of a
+  // parked worker (a small step after a pause) is not a busy machine. Two
+  // steps, not one: on a quiet machine a single step can stall badly too (a
+  // 2-vCPU VM whose host took a CPU away: ~1 step in 50 of PCS 64x64 waited
+  // 74% of its time), and each such shed cost 8 steps on one thread.
   static constexpr double kSevereShare = 0.5;
   static constexpr std::uint64_t kSevereParkedWaits = 2;
+  static constexpr unsigned kSevereSteps = 2;
   // Steps on the reduced count before the first probe; each failed probe
   // doubles the interval, up to kMaxProbeInterval, so a machine that stays
   // busy costs one slow step per ~kMaxProbeInterval.
