@@ -128,7 +128,10 @@ def test_call_order_is_enforced():
 
 def test_close_joins_the_background_threads():
     before = threads_of_this_process()
-    env = vector.make_async("pcs_v0", 4, num_batches=2, **CFG["pcs_v0"])
+    # Serial batches: one background thread each and no pool, so the count is
+    # exact (with the default "auto", STPA may give each batch a pool of 2 on
+    # a busy machine: two more threads, joined by close() too).
+    env = vector.make_async("pcs_v0", 4, num_batches=2, executor="serial", **CFG["pcs_v0"])
     env.reset(seed=0)
     actions = np.zeros(env.action_space.shape, np.int64)
     env.step_async(actions)  # both batches in flight
