@@ -1,12 +1,14 @@
 """The dict API (built in C++): the bytes of step_arrays, today's types, no aliasing."""
 
 import copy
+import sys
+import sysconfig
 
 import numpy as np
 import pytest
 from envcases import AGENTS_DIE, ENV_NAMES, SMALL, cycles, make
 
-from seer_env import vector
+from seer_env import _core, vector
 from seer_env.async_vector import SeerAsyncVectorEnv
 
 
@@ -26,6 +28,22 @@ def assert_same(a, b):
         assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     else:
         assert a == b or (a != a and b != b)
+
+
+@pytest.fixture(params=["in place", "public API"])
+def item_access(request):
+    """Runs a test with the bridge reading its dicts' items in place, then through the public API."""
+    was = _core._dict_entries()
+    _core._dict_entries(request.param == "in place")
+    yield request.param
+    _core._dict_entries(was)
+
+
+def test_items_are_read_in_place_on_the_layouts_we_know():
+    """On CPython 3.11-3.13 (GIL builds) the layout check passes: the fast path is not lost."""
+    known = (3, 11) <= sys.version_info[:2] <= (3, 13)
+    free_threaded = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    assert _core._dict_entries() is (known and not free_threaded)
 
 
 def random_actions(env, rng):
@@ -95,7 +113,7 @@ def test_types_keys_and_separate_info_dicts(name):
 
 
 @pytest.mark.parametrize("name", ENV_NAMES)
-def test_returned_dicts_are_unchanged_by_later_steps(name):
+def test_returned_dicts_are_unchanged_by_later_steps(name, item_access):
     """A user keeps last step's dicts: the next step, a reset or a write must not change them."""
     env = make(name, max_cycles=cycles(name, 30))
     kept = [env.reset(seed=1)]
@@ -182,7 +200,7 @@ def expected_outputs(env, o, r, te, tr, live):
 
 
 @pytest.mark.parametrize("name", ENV_NAMES)
-def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name):
+def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name, item_access):
     """Dropped outputs are reused (the fast path); any part the caller holds stays as it was.
 
     Each step the caller keeps one kind of reference (a row, a view derived from
@@ -208,7 +226,7 @@ def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name):
             assert_same(got, want)
         seen_ids.append(tuple(id(d) for d in out))
         a0 = live[step % len(live)]
-        kind = step % 6
+        kind = step % 8
         if kind == 0:
             held.append((out[0][a0], out[0][a0].copy()))
         elif kind == 1:
@@ -220,6 +238,21 @@ def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name):
             held.append((out[4][a0], dict(out[4][a0])))
         elif kind == 4:
             held.append((out[1], dict(out[1])))
+        elif kind == 5:  # the last item deleted and put back: same order, a hole in the table
+            for d in (out[4][a0], out[1], out[2]):
+                last = next(reversed(d))
+                d[last] = d.pop(last)
+            del d
+        elif kind == 6:  # values of other types under the same keys
+            out[4][a0][next(iter(out[4][a0]))] = 2**70
+            for k in list(out[1]):
+                out[1][k] = np.float64(out[1][k])
+            out[2][a0] = 1
+            for d in (out[3], out[4][live[(step + 1) % len(live)]]):
+                items = list(d.items())  # reordered, no hole in the table
+                d.clear()
+                d.update(reversed(items))
+            del d, items  # let go of them too
         else:  # scribble on everything, then let go of it
             out[0][a0][:] = -1.0
             out[1][a0] = "x"

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "dict_entries.hpp"
 #include "output_recycling.hpp"
 
 namespace py = pybind11;
@@ -310,6 +311,14 @@ class DictBridge {
   // True when `d` is exactly {live[j]: row rows_[j] of `buffer`}, in that order.
   bool same_rows(PyObject* d, const py::list& live, const ObservationBuffer& buffer) const {
     if (static_cast<std::size_t>(PyDict_Size(d)) != rows_.size()) return false;
+    if (const DictEntry* e = dict_entries(d)) {
+      for (std::size_t j = 0; j < rows_.size(); ++j) {
+        if (e[j].key != PyList_GET_ITEM(live.ptr(), j) || e[j].value != buffer.row(rows_[j])) {
+          return false;
+        }
+      }
+      return true;
+    }
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     for (std::size_t j = 0; PyDict_Next(d, &pos, &key, &value); ++j) {
@@ -352,17 +361,33 @@ class DictBridge {
     const std::size_t count = rows_.size();
     if (static_cast<std::size_t>(PyDict_GET_SIZE(d)) != count) return false;
     values_.resize(count);
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    for (std::size_t j = 0; PyDict_Next(d, &pos, &key, &value); ++j) {
-      if (key != PyList_GET_ITEM(live.ptr(), j)) return false;
-      values_[j] = value;
+    DictEntry* entries = dict_entries(d);
+    if (entries != nullptr) {
+      for (std::size_t j = 0; j < count; ++j) {
+        if (entries[j].key != PyList_GET_ITEM(live.ptr(), j)) return false;
+        values_[j] = entries[j].value;
+      }
+    } else {
+      Py_ssize_t pos = 0;
+      PyObject *key, *value;
+      for (std::size_t j = 0; PyDict_Next(d, &pos, &key, &value); ++j) {
+        if (key != PyList_GET_ITEM(live.ptr(), j)) return false;
+        values_[j] = value;
+      }
     }
     for (std::size_t j = 0; j < count; ++j) {
       if (j + kAhead < count) prefetch_object(values_[j + kAhead]);
       if (j + kAhead / 2 < count) prefetch_dict_table(values_[j + kAhead / 2]);
-      // `keep` runs no Python code: values_[j] is still the dict's value.
-      if (!keep(values_[j], j)) set_new(d, PyList_GET_ITEM(live.ptr(), j), make(j));
+      // `keep` runs no Python code: values_[j] is still the dict's value,
+      // and nobody else can reach `d` to change its layout.
+      if (keep(values_[j], j)) continue;
+      if (entries != nullptr) {
+        PyObject* value = make(j);
+        if (value == nullptr) throw py::error_already_set();
+        replace_value(entries[j], value);
+      } else {
+        set_new(d, PyList_GET_ITEM(live.ptr(), j), make(j));
+      }
     }
     return true;
   }
@@ -404,29 +429,40 @@ class DictBridge {
   bool refill_info(PyObject* v, const std::int64_t* row) const {
     if (!PyDict_CheckExact(v) || !only_owned_by(v, 1)) return false;
     if (static_cast<std::size_t>(PyDict_GET_SIZE(v)) != info_keys_.size()) return false;
+    if (DictEntry* e = dict_entries(v)) {
+      for (std::size_t c = 0; c < info_keys_.size(); ++c) {
+        if (e[c].key != info_keys_[c].ptr()) return false;
+        if (!same_int(e[c].value, row[c])) replace_value(e[c], new_int(row[c]));
+      }
+      return true;
+    }
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     for (std::size_t c = 0; PyDict_Next(v, &pos, &key, &value); ++c) {
       if (key != info_keys_[c].ptr()) return false;
-      const std::int64_t x = row[c];
-      // Small ints are shared singletons: an identity test, no read of `value`.
-      if (x >= 0 && x < kSmallInts && value == small_ints_[static_cast<std::size_t>(x)].ptr()) {
-        continue;
-      }
-      if (PyLong_CheckExact(value)) {
-        int overflow = 0;
-        const long long have = PyLong_AsLongLongAndOverflow(value, &overflow);
-        if (overflow == 0 && have == x) continue;
-      }
-      set_new(v, key, new_int(x));
+      if (!same_int(value, row[c])) set_new(v, key, new_int(row[c]));
     }
     return true;
   }
 
-  // int(x): the shared small int when there is one (no call into CPython).
+  // `value` is int(x).
+  bool same_int(PyObject* value, std::int64_t x) const {
+    // Small ints are shared singletons: an identity test, no read of `value`.
+    if (x >= 0 && x < kSmallInts && value == small_ints_[static_cast<std::size_t>(x)].ptr()) {
+      return true;
+    }
+    if (!PyLong_CheckExact(value)) return false;
+    int overflow = 0;
+    const long long have = PyLong_AsLongLongAndOverflow(value, &overflow);
+    return overflow == 0 && have == x;
+  }
+
+  // int(x), a new reference: the shared small int when there is one (no call into CPython).
   PyObject* new_int(std::int64_t x) const {
     if (x >= 0 && x < kSmallInts) return new_ref(small_ints_[static_cast<std::size_t>(x)].ptr());
-    return PyLong_FromLongLong(x);
+    PyObject* v = PyLong_FromLongLong(x);
+    if (v == nullptr) throw py::error_already_set();
+    return v;
   }
 
   py::array_t<std::int64_t> info_table(const py::array& infos) const {
@@ -541,6 +577,14 @@ void bind_dicts(py::module_& m) {
            "agents left.")
       .def("reset_outputs", &DictBridge::reset_outputs, py::arg("live"), py::arg("obs"),
            py::arg("infos"), "(observations, infos) dicts keyed by live.");
+  m.def(
+      "_dict_entries",
+      [](py::object use) {
+        if (!use.is_none()) enable_dict_entries(use.cast<bool>());
+        return dict_entries_enabled();
+      },
+      py::arg("use") = py::none(),
+      "Whether DictBridge reads its own dicts' items in place (tests switch it off and on).");
 }
 
 }  // namespace seer::bindings
