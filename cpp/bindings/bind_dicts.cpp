@@ -48,11 +48,6 @@ class GcPause {
   bool was_enabled_;
 };
 
-py::object steal(PyObject* p) {
-  if (p == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(p);
-}
-
 void set_item(PyObject* dict, PyObject* key, py::object value) {
   if (PyDict_SetItem(dict, key, value.ptr()) != 0) throw py::error_already_set();
 }
@@ -81,6 +76,17 @@ py::dict presized_dict(std::size_t n) {
   return py::dict();
 #endif
 }
+
+// A dict of floats or bools (numbers: double, 0/1) as the bridge last left it. While its version
+// tag is the same, nobody has changed it: it still holds {keys[j]: the
+// object made from numbers[j]} (the dict keeps those objects alive).
+template <class Number>
+struct ScalarDict {
+  py::object dict;
+  std::uint64_t tag = 0;        // dict_version() when we left it; 0: unknown
+  std::vector<PyObject*> keys;  // its keys then, in order (borrowed)
+  std::vector<Number> numbers;  // what its values stand for
+};
 
 class DictBridge {
  public:
@@ -161,18 +167,15 @@ class DictBridge {
     const std::size_t k = info_keys_.size();
     GcPause pause;
     py::object obs_d = observation_dict(live, observations);
-    py::object rew_d = refill_or_build(
-        rewards_, live,
-        [&](PyObject* v, std::size_t j) { return same_float(v, rew_ptr[rows_[j]]); },
-        [&](std::size_t j) { return PyFloat_FromDouble(rew_ptr[rows_[j]]); });
-    auto term = [&](std::size_t j) { return te_ptr[rows_[j]] != 0; };
-    auto trunc = [&](std::size_t j) { return truncate_all || tr_ptr[rows_[j]] != 0; };
-    py::object term_d = refill_or_build(
-        terminations_, live, [&](PyObject* v, std::size_t j) { return v == as_bool(term(j)); },
-        [&](std::size_t j) { return new_ref(as_bool(term(j))); });
-    py::object trunc_d = refill_or_build(
-        truncations_, live, [&](PyObject* v, std::size_t j) { return v == as_bool(trunc(j)); },
-        [&](std::size_t j) { return new_ref(as_bool(trunc(j))); });
+    auto reward = [&](std::size_t j) { return rew_ptr[rows_[j]]; };
+    // Flags as 0/1 bytes (a std::vector<bool> would not hold them as numbers).
+    auto term = [&](std::size_t j) -> std::uint8_t { return te_ptr[rows_[j]] != 0; };
+    auto trunc = [&](std::size_t j) -> std::uint8_t {
+      return truncate_all || tr_ptr[rows_[j]] != 0;
+    };
+    py::object rew_d = scalar_dict(rewards_, live, reward);
+    py::object term_d = scalar_dict(terminations_, live, term);
+    py::object trunc_d = scalar_dict(truncations_, live, trunc);
     py::object info_d = refill_or_build(
         infos_, live,
         [&](PyObject* v, std::size_t j) { return refill_info(v, info_ptr + rows_[j] * k); },
@@ -335,6 +338,77 @@ class DictBridge {
     return std::move(d);
   }
 
+  // The dict {live[j]: float(number_of(j)) or bool(number_of(j))} from `pool`: one only we
+  // hold, refilled, or a new one. One we left untouched (same version tag)
+  // is brought up to date by comparing numbers, without reading its items.
+  template <class Number, class NumberOf>
+  py::object scalar_dict(Pool<ScalarDict<Number>>& pool, const py::list& live,
+                         NumberOf number_of) {
+    auto make = [&](std::size_t j) { return new_scalar(number_of(j)); };
+    for (std::size_t s = 0; s < pool.size(); ++s) {
+      ScalarDict<Number>& slot = pool[s];
+      if (!slot.dict || !only_owned_by(slot.dict.ptr(), 1)) continue;
+      if (!update_untouched(slot, live, number_of)) {
+        auto keep = [&](PyObject* v, std::size_t j) { return holds(v, number_of(j)); };
+        if (!refill(slot.dict.ptr(), live, keep, make)) slot.dict = build(live, make);
+        remember(slot, live, number_of);
+      }
+      return slot.dict;
+    }
+    ScalarDict<Number>& slot = pool[pool.victim()];
+    slot.dict = build(live, make);
+    remember(slot, live, number_of);
+    return slot.dict;
+  }
+
+  // When `slot`'s dict is as we left it with live's keys: replaces the values
+  // whose number changed (true); else false (nothing written).
+  template <class Number, class NumberOf>
+  bool update_untouched(ScalarDict<Number>& slot, const py::list& live, NumberOf number_of) {
+    PyObject* d = slot.dict.ptr();
+    const std::size_t count = rows_.size();
+    if (slot.tag == 0 || dict_version(d) != slot.tag || slot.keys.size() != count) return false;
+    DictEntry* entries = dict_entries(d);
+    if (entries == nullptr) return false;
+    for (std::size_t j = 0; j < count; ++j) {
+      if (slot.keys[j] != PyList_GET_ITEM(live.ptr(), j)) return false;
+    }
+    for (std::size_t j = 0; j < count; ++j) {
+      const Number x = number_of(j);
+      if (same_bits(x, slot.numbers[j])) continue;
+      replace_value(entries[j], new_scalar(x));
+      slot.numbers[j] = x;
+    }
+    return true;
+  }
+
+  // Records what `slot`'s dict holds now: {live[j]: number_of(j)}.
+  template <class Number, class NumberOf>
+  void remember(ScalarDict<Number>& slot, const py::list& live, NumberOf number_of) const {
+    const std::size_t count = rows_.size();
+    slot.keys.resize(count);
+    slot.numbers.resize(count);
+    for (std::size_t j = 0; j < count; ++j) {
+      slot.keys[j] = PyList_GET_ITEM(live.ptr(), j);
+      slot.numbers[j] = number_of(j);
+    }
+    slot.tag = dict_version(slot.dict.ptr());
+  }
+
+  static PyObject* new_scalar(double x) {
+    PyObject* v = PyFloat_FromDouble(x);
+    if (v == nullptr) throw py::error_already_set();
+    return v;
+  }
+  static PyObject* new_scalar(std::uint8_t flag) { return new_ref(as_bool(flag != 0)); }
+  static bool holds(PyObject* v, double x) { return same_float(v, x); }
+  static bool holds(PyObject* v, std::uint8_t flag) { return v == as_bool(flag != 0); }
+  // Same bits: -0.0 and NaNs are told apart as the float objects would be.
+  template <class Number>
+  static bool same_bits(Number a, Number b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+  }
+
   // A dict {live[j]: value j} from `pool`: one only we hold, refilled in
   // place (`keep(v, j)`: v, the value there, is right or was brought up to
   // date; else `make(j)`, a new reference, replaces it), or a new one.
@@ -419,9 +493,7 @@ class DictBridge {
 
   // The float `v` holds exactly `x` (same bits: -0.0 and NaNs stay what they are).
   static bool same_float(PyObject* v, double x) {
-    if (!PyFloat_CheckExact(v)) return false;
-    const double y = PyFloat_AS_DOUBLE(v);
-    return std::memcmp(&x, &y, sizeof x) == 0;
+    return PyFloat_CheckExact(v) && same_bits(PyFloat_AS_DOUBLE(v), x);
   }
 
   // Brings `v`, an info dict of ours that nobody else holds, to `row`; false
@@ -552,7 +624,9 @@ class DictBridge {
   // Outputs kept for reuse: two of each covers a caller that holds one
   // step's dicts while it calls the next step.
   Pool<std::unique_ptr<ObservationBuffer>> observations_{2};
-  Pool<py::object> rewards_{2}, terminations_{2}, truncations_{2}, infos_{2};
+  Pool<ScalarDict<double>> rewards_{2};
+  Pool<ScalarDict<std::uint8_t>> terminations_{2}, truncations_{2};
+  Pool<py::object> infos_{2};
   std::vector<std::ptrdiff_t> rows_;   // rows_[j]: the row of live[j] (this call)
   std::vector<std::uint8_t> in_dict_;  // rows referenced by a reused observation dict
   std::vector<PyObject*> values_;      // a refilled dict's values in order (borrowed)

@@ -26,15 +26,20 @@ struct KeysHeader {
 };
 constexpr std::uint8_t kUnicodeKeys = 1;  // DICT_KEYS_UNICODE: str keys, {key, value} entries
 
+// PyDictObject.ma_version_tag (deprecated from 3.12, still kept up to date there).
+std::uint64_t tag_of(PyObject* d) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return reinterpret_cast<PyDictObject*>(d)->ma_version_tag;
+#pragma GCC diagnostic pop
+}
+
 DictEntry* entries_of(PyObject* d) {
   auto* dict = reinterpret_cast<PyDictObject*>(d);
   if (dict->ma_values != nullptr) return nullptr;  // a split table
 #if PY_VERSION_HEX >= 0x030C0000
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-  // The low byte holds the watcher bits: a watched dict must hear of changes.
-  if ((dict->ma_version_tag & 0xFF) != 0) return nullptr;
-#pragma GCC diagnostic pop
+  // From 3.12 the tag's low byte holds watcher bits: a watched dict must hear of changes.
+  if ((tag_of(d) & 0xFF) != 0) return nullptr;
 #endif
   auto* keys = reinterpret_cast<KeysHeader*>(dict->ma_keys);
   // Every entry live (no deleted item left a hole), all keys str.
@@ -54,8 +59,16 @@ bool agrees(PyObject* d, Py_ssize_t n) {
   return j == n;
 }
 
+// Each call to `change` gives `d` a new version tag.
+template <class Change>
+bool retags(PyObject* d, Change change) {
+  const std::uint64_t before = tag_of(d);
+  return change() && before != 0 && tag_of(d) != 0 && tag_of(d) != before;
+}
+
 // One dict of `n` str keys, checked as built, as copied, after a value
-// replaced through the entries, and after a deletion (no longer answered).
+// replaced through the entries (its tag kept), after a value set through the
+// API (a new tag), and after a deletion (a new tag, no longer answered).
 bool check_dict_of(Py_ssize_t n) {
   PyObject* d = PyDict_New();
   if (d == nullptr) return false;
@@ -76,12 +89,16 @@ bool check_dict_of(Py_ssize_t n) {
     ok = marker != nullptr;
     if (ok) {
       const Py_ssize_t j = n / 2;
+      const std::uint64_t tag = tag_of(copy);
       replace_value(entries_of(copy)[j], marker);  // stolen
       ok = PyDict_GetItemWithError(copy, keys[j]) == marker &&
-           PyDict_GetItemWithError(d, keys[j]) != marker && agrees(copy, n);
+           PyDict_GetItemWithError(d, keys[j]) != marker && agrees(copy, n) &&
+           tag_of(copy) == tag && tag != tag_of(d);
     }
   }
-  ok = ok && PyDict_DelItem(copy, keys[0]) == 0 && entries_of(copy) == nullptr;
+  ok = ok && retags(copy, [&] { return PyDict_SetItem(copy, keys[0], Py_None) == 0; });
+  ok = ok && retags(copy, [&] { return PyDict_DelItem(copy, keys[0]) == 0; }) &&
+       entries_of(copy) == nullptr;
   Py_XDECREF(copy);
   Py_DECREF(d);
   for (PyObject* key : keys) Py_DECREF(key);
@@ -129,6 +146,16 @@ DictEntry* dict_entries(PyObject* d) {
   (void)d;
 #endif
   return nullptr;
+}
+
+std::uint64_t dict_version(PyObject* d) {
+#ifdef SEER_DICT_LAYOUT
+  const State& s = state();
+  if (s.holds && s.enabled) return tag_of(d);
+#else
+  (void)d;
+#endif
+  return 0;
 }
 
 bool dict_entries_enabled() {

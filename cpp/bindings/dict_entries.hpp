@@ -19,6 +19,8 @@
 
 #include <Python.h>
 
+#include <cstdint>
+
 namespace seer::bindings {
 
 struct DictEntry {
@@ -38,6 +40,11 @@ inline void replace_value(DictEntry& entry, PyObject* value) {
   entry.value = value;
   Py_DECREF(old);
 }
+
+// The version tag of `d`, an exact dict (PEP 509: a new value, never seen
+// before, whenever anyone changes the dict through the C API or Python;
+// replace_value() does not), or 0 when the layout is not in use.
+std::uint64_t dict_version(PyObject* d);
 
 // Whether dict_entries() may answer (the layout check passed and it is not
 // switched off); `use` false switches it off, true back on if the check passed.
