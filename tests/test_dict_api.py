@@ -311,3 +311,23 @@ def test_action_dicts_in_any_key_order_give_the_same_step(name, how):
     with pytest.raises(ValueError, match="no action for live agents|unknown agents"):
         env.step(reordered({**given, "ghost_0": 0}, how, rng))
     assert env.sim.steps == steps
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_a_reused_dict_follows_live_at_the_same_agent_count(name, item_access):
+    """Dicts let go of are refilled for this call's live agents, not the last call's.
+
+    Two live lists of the same length that differ in one agent, alternated (as
+    after a reset where other agents died): every dict keeps live's keys.
+    """
+    env = make(name, max_cycles=cycles(name, 10))
+    env.reset(seed=0)
+    views = env.sim.output_views()
+    names = env.possible_agents
+    lives = ([names[0], names[1]], [names[0], names[2]])
+    for k in range(6):
+        live = lives[k % 2]
+        out = env._dicts.step_outputs(live, *views, False)
+        assert [list(d) for d in out[:5]] == [live] * 5
+        assert out[5] == live
+        del out

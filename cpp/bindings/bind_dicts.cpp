@@ -65,9 +65,12 @@ void set_borrowed(PyObject* dict, PyObject* key, PyObject* value) {
   if (PyDict_SetItem(dict, key, value) != 0) throw py::error_already_set();
 }
 
-// A dict with room for `n` items (no resizing while it fills).
+// A dict for `n` str-keyed items. Presized (no resizing while it fills),
+// unless its items can be read in place: CPython presizes into a general
+// table, which dict_entries() does not read; an empty dict grows a str-keyed one.
 py::dict presized_dict(std::size_t n) {
 #if PY_VERSION_HEX < 0x030D0000
+  if (dict_entries_enabled()) return py::dict();
   PyObject* d = _PyDict_NewPresized(static_cast<Py_ssize_t>(n));
   if (d == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::dict>(d);
