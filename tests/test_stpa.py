@@ -252,15 +252,20 @@ def test_contended_machine_measures_every_pool_size(monkeypatch, machine, prefli
     assert {("parallel", 2), ("serial", 1)} <= measured
     assert (decision.executor, decision.num_threads) == ("parallel", 2)
     assert "static model's optimum" in report["reason"]
-    # Predicted not to pay: the measurement decides (most threads within TIE).
+    # No pool predicted to pay (a tiny env): the measurement decides, fewest
+    # threads within TIE (more threads would never pay, load or not).
     monkeypatch.setattr(stpa, "_VALIDATED", set())
-    slow = cost_model.Plan([1, 2], {1: 1.0, 2: 1e9}, 2, "x")
+    slow = cost_model.Plan([1, 2], {1: 1e9, 2: 1e9}, 2, "x")
     monkeypatch.setattr(cost_model, "plan", lambda *a, **k: slow)
     decision = stpa.choose("phold", PHOLD, cache=stpa.DecisionCache(None))
     assert "static model's optimum" not in decision.report["reason"]
+    assert "with more threads" not in decision.report["reason"]
     scores = {(c["executor"], c["num_threads"]): c["min_s"] for c in decision.report["candidates"]}
     fastest = min(scores.values())
-    assert scores[(decision.executor, decision.num_threads)] <= fastest * (1 + stpa.TIE)
+    chosen = scores[(decision.executor, decision.num_threads)]
+    assert chosen <= fastest * (1 + stpa.TIE)
+    fewer = [s for (e, n), s in scores.items() if n < decision.num_threads]
+    assert all(s > fastest * (1 + stpa.TIE) for s in fewer)
 
 
 def test_quiet_machine_scores_by_the_upper_quartile(machine, preflights):
@@ -278,6 +283,31 @@ def test_contended_pick_prefers_more_threads_within_the_tie():
     slower = {serial: 1.0, one: 1.01, two: 1.2}  # 2 threads slower even at its best
     assert stpa._pick_contended(list(slower), slower)[0] == one
     assert stpa._pick_contended(list(slower), slower, 0.25)[0] == two  # a wider tie
+
+
+def test_contended_decision_takes_more_threads_only_where_a_pool_can_pay():
+    serial, two = stpa.SERIAL, Candidate(2, "parallel")
+    tied = {serial: 1.0, two: 1.02}  # measured under load: a tie (the pool had shed)
+    allowed = list(tied)
+
+    def decide(predicted, contended=True):
+        plan = cost_model.Plan([2], predicted, min(predicted, key=predicted.get), "x")
+        return stpa._decide(
+            allowed,
+            tied,
+            contended=contended,
+            plan=plan,
+            serial_s=1.0,
+            pool=Candidate(plan.best, "parallel"),
+        )[0]
+
+    # A tiny env: no pool predicted to pay on free cores, so no extra thread.
+    assert decide({1: 3.0, 2: 2.0}) == serial
+    # A pool predicted to pay: its optimum, or the most threads within the tie.
+    assert decide({1: 1.1, 2: 0.6}) == two
+    assert decide({1: 0.9, 2: 0.95}) == two  # x1 predicted best, x2 pays too
+    # Quiet: fewest threads within the tie, whatever the model says.
+    assert decide({1: 1.1, 2: 0.6}, contended=False) == serial
 
 
 def test_cpu_pressure_is_a_fraction_or_none():

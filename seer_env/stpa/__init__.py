@@ -23,7 +23,9 @@ in this order:
    candidate's fastest step instead: what a size does when the load lets it.
    Its downside under load is the adaptive pool's job at run time (it sheds
    to the serial loop within a step or two and probes back), while a
-   one-thread choice could never use the cores the load leaves free.
+   one-thread choice could never use the cores the load leaves free. More
+   threads than the fastest needs are taken only where the static model
+   predicts that some pool pays on free cores (not for a tiny env).
 
 The returned ``Decision.report`` is what ``env.runtime.stpa`` shows; its
 ``cache`` part says where the cache file is and what became of the decision
@@ -506,28 +508,14 @@ def _preflight(
             }
         )
     allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
-    predicted_pool = Candidate(plan.best, parallel_name)
-    if (
-        contention.contended
-        and plan.best > 1
-        and plan.predicted.get(plan.best, math.inf) < serial_s
-        and predicted_pool in allowed
-    ):
-        # The static model (load-free) predicts that the pool pays here. Under
-        # load its preflight copy measures the first steps, which stall before
-        # the adaptive pool sheds; at run time the pool sheds within a step or
-        # two and steps at the serial loop's speed or better while the load
-        # lasts, and uses every core when it goes.
-        choice = predicted_pool
-        reason = (
-            f"{choice.label}: the static model's optimum, measured under contention "
-            f"(fastest step {scores[choice] * 1e6:.1f} us, serial {scores[SERIAL] * 1e6:.1f} us); "
-            "the adaptive pool sheds threads while the load lasts"
-        )
-    elif contention.contended:
-        choice, reason = _pick_contended(allowed, scores)
-    else:
-        choice, reason = _pick(allowed, scores)
+    choice, reason = _decide(
+        allowed,
+        scores,
+        contended=contention.contended,
+        plan=plan,
+        serial_s=serial_s,
+        pool=Candidate(plan.best, parallel_name),
+    )
     reason = f"{reason}; scored by each candidate's {score_name}"
     measured_sizes = {c.num_threads for c in timed_candidates if c != SERIAL}
     pruned = [
@@ -554,6 +542,40 @@ def _preflight(
         "preflight_seconds": time.perf_counter() - start,
     }
     return Decision(choice.executor, choice.num_threads, report)
+
+
+def _decide(
+    allowed: list[Candidate],
+    scores: dict[Candidate, float],
+    *,
+    contended: bool,
+    plan: cost_model.Plan,
+    serial_s: float,
+    pool: Candidate,
+) -> tuple[Candidate, str]:
+    """The preflight's choice among the measured ``allowed`` candidates, and why.
+
+    ``pool`` is the static model's predicted optimum (``plan.best`` threads).
+    """
+    if contended and plan.best > 1 and plan.predicted.get(plan.best, math.inf) < serial_s:
+        if pool in allowed:
+            # The static model (load-free) predicts that the pool pays here. Under
+            # load its preflight copy measures the first steps, which stall before
+            # the adaptive pool sheds; at run time the pool sheds within a step or
+            # two and steps at the serial loop's speed or better while the load
+            # lasts, and uses every core when it goes.
+            reason = (
+                f"{pool.label}: the static model's optimum, measured under contention "
+                f"(fastest step {scores[pool] * 1e6:.1f} us, "
+                f"serial {scores[SERIAL] * 1e6:.1f} us); "
+                "the adaptive pool sheds threads while the load lasts"
+            )
+            return pool, reason
+    if contended and any(p > 1 and s < serial_s for p, s in plan.predicted.items()):
+        return _pick_contended(allowed, scores)
+    # Quiet, or contended where the static model predicts that no pool pays
+    # even on free cores (a tiny env): the fewest threads within TIE.
+    return _pick(allowed, scores)
 
 
 def _pick(allowed: list[Candidate], scores: dict[Candidate, float]) -> tuple[Candidate, str]:
