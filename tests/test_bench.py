@@ -226,3 +226,17 @@ def test_group_selection_puts_contention_groups_last_or_drops_them():
     full = bench.select_groups("full", None)
     assert sum(g.quiet_label is not None for g in full) == 3
     assert all(g.quiet_label in {x.label for x in full} for g in full if g.quiet_label)
+
+
+def test_dict_overhead_lines_give_the_cost_per_agent_and_the_ceiling():
+    from seer_env.bench.boundary import dict_overhead_lines
+
+    medians = {"dict serial": 9.0, "arrays serial": 8.0, "dict parallel-2": 5.0}
+    got = [{"name": n, "median_ms": m, "agents": 4000} for n, m in medians.items()]
+    got.append({"name": "arrays parallel-2", "median_ms": 4.5, "agents": 4000})
+    assert dict_overhead_lines(got) == [
+        "dict - arrays, serial: 1.000 ms, 0.250 us per agent (target <= 0.25)",
+        "dict - arrays, parallel-2: 0.500 ms, 0.125 us per agent (target <= 0.25)",
+        "arrays parallel-2 vs arrays serial: 1.78x (the ceiling on the dict speed-up)",
+    ]
+    assert dict_overhead_lines(got[:1]) == []
