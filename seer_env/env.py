@@ -193,6 +193,10 @@ class SeerParallelEnv(ParallelEnv):
         self._actions = ActionChecker(act)
         self._discrete = self._actions.discrete
         self._dicts = self._new_dict_bridge()
+        # True while the bridge builds a step's dicts from the runtime's
+        # buffers: releasing a value the caller left in an old dict may run
+        # its __del__, which must not step or reset this env meanwhile.
+        self._building_outputs = False
 
     def _new_dict_bridge(self) -> _core.DictBridge:
         """The C++ side of the dict API: per-agent dicts built in one call each."""
@@ -230,6 +234,7 @@ class SeerParallelEnv(ParallelEnv):
         self, seed: int | None = None, options: dict | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
         """Start an episode; returns ``(observations, infos)`` for every agent."""
+        self._require_idle("reset()")
         seed = validate_seed(seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
@@ -245,7 +250,11 @@ class SeerParallelEnv(ParallelEnv):
         # The bridge copies the observations into a buffer of its own: no
         # returned row aliases what a later step writes.
         obs, _, _, _, infos = self.sim.output_views()
-        return self._dicts.reset_outputs(self.agents, obs, infos)
+        self._building_outputs = True
+        try:
+            return self._dicts.reset_outputs(self.agents, obs, infos)
+        finally:
+            self._building_outputs = False
 
     def _choose_executor(self, num_envs: int = 1) -> None:
         """Run STPA once (first reset) and switch the simulation to its choice.
@@ -270,7 +279,8 @@ class SeerParallelEnv(ParallelEnv):
 
     def _require_idle(self, what: str) -> None:
         """RuntimeError while another call on this env runs (another thread, or a handler)."""
-        if self.sim.busy:  # checked first: mid-step, the sim also reads as needing a reset
+        # Checked first: mid-step, the sim also reads as needing a reset.
+        if self.sim.busy or self._building_outputs:
             raise RuntimeError(
                 f"{what} called while another call on this env is in progress (in another "
                 "thread, or from one of the env's own handlers); wait for it to return"
@@ -308,9 +318,13 @@ class SeerParallelEnv(ParallelEnv):
         # The bridge reads the runtime's buffers in place and copies the
         # observations into a buffer of its own, one nobody else holds (no
         # returned row aliases what a later step writes): see DictBridge.
-        obs, rewards, terms, truncs, infos, self.agents = self._dicts.step_outputs(
-            live, *self.sim.output_views(), self._cycles >= self.max_cycles
-        )
+        self._building_outputs = True
+        try:
+            obs, rewards, terms, truncs, infos, self.agents = self._dicts.step_outputs(
+                live, *self.sim.output_views(), self._cycles >= self.max_cycles
+            )
+        finally:
+            self._building_outputs = False
         return obs, rewards, terms, truncs, infos
 
     def step_arrays(
@@ -412,6 +426,7 @@ class SeerParallelEnv(ParallelEnv):
         saved = state.pop("_saved_sim")
         checked_steps_left = state.pop("_checked_steps_left", 0)
         self.__dict__.update(state)
+        self._building_outputs = False
         self._dicts = self._new_dict_bridge()
         self.sim = self._new_simulation()
         self.sim.check_next_steps(checked_steps_left)

@@ -32,7 +32,7 @@ def assert_same(a, b):
 
 @pytest.fixture(params=["in place", "public API"])
 def item_access(request):
-    """Runs a test with the bridge reading its dicts' items in place, then through the public API."""
+    """Runs a test with the bridge reading its items in place, then through the public API."""
     was = _core._dict_entries()
     _core._dict_entries(request.param == "in place")
     yield request.param
@@ -331,3 +331,65 @@ def test_a_reused_dict_follows_live_at_the_same_agent_count(name, item_access):
         assert [list(d) for d in out[:5]] == [live] * 5
         assert out[5] == live
         del out
+
+
+def test_a_del_run_while_the_dicts_are_refilled_cannot_step_or_reset_the_env(item_access):
+    """Releasing a value the caller left in a dict may run its __del__: a step,
+    reset or pickle from there is refused, and the step's own dicts stay right."""
+    import pickle
+
+    env, ref = make("pcs_v0"), make("pcs_v0")
+    env.reset(seed=3)
+    ref.reset(seed=3)
+    rng = np.random.default_rng(3)
+    refused = []
+
+    class Meddler:
+        def __del__(self):
+            for call in (
+                lambda: env.step({a: 0 for a in env.agents}),
+                lambda: env.reset(seed=9),
+                lambda: pickle.dumps(env),
+            ):
+                try:
+                    call()
+                except RuntimeError as error:
+                    refused.append(str(error))
+
+    for k in range(6):
+        live = list(env.agents)
+        actions = random_actions(env, rng)
+        out = env.step({a: actions[env.possible_agents.index(a)] for a in live})
+        expected = expected_outputs(ref, *ref.step_arrays(actions), live)
+        for got, want in zip(out, expected):
+            assert_same(got, want)
+        # Left in a dict the next step refills: released there.
+        (out[1], out[3], out[4][live[0]])[k % 3][live[0] if k % 3 < 2 else "blocks"] = Meddler()
+        del out
+    assert len(refused) == 3 * 5
+    assert all("another call on this env is in progress" in s for s in refused)
+
+
+def test_the_bridge_itself_refuses_to_be_re_entered(item_access):
+    """Memory safety below the env's guard: a nested bridge call raises, touching nothing."""
+    env = make("pcs_v0")
+    env.reset(seed=0)
+    live = list(env.agents)
+    views = env.sim.output_views()
+    refused = []
+
+    class Meddler:
+        def __del__(self):
+            try:
+                env._dicts.step_outputs(live, *views, False)
+            except RuntimeError as error:
+                refused.append(str(error))
+
+    out = env._dicts.step_outputs(live, *views, False)
+    want = [snapshot(d) for d in out[:5]]
+    out[1][live[0]] = Meddler()
+    del out
+    again = env._dicts.step_outputs(live, *views, False)
+    assert refused == ["the dict API was re-entered while it built outputs"]
+    for got, expected in zip(again[:5], want):
+        assert_same(got, expected)

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,9 +81,10 @@ py::dict presized_dict(std::size_t n) {
 #endif
 }
 
-// A dict of floats or bools (numbers: double, 0/1) as the bridge last left it. While its version
-// tag is the same, nobody has changed it: it still holds {keys[j]: the
-// object made from numbers[j]} (the dict keeps those objects alive).
+// A dict of floats or bools (numbers: double, 0/1) as the bridge last left
+// it. While its version tag is the same, nobody has changed it: it still
+// holds {keys[j]: the object made from numbers[j]} (the dict keeps those
+// objects alive).
 template <class Number>
 struct ScalarDict {
   py::object dict;
@@ -161,6 +163,7 @@ class DictBridge {
     require_rows(rew, "rewards");
     const auto table = info_table(infos);
     const auto observations = observation_array(obs);
+    const InUse in_use(in_use_);
     locate(live);
     const std::size_t count = rows_.size();
     const double* rew_ptr = rew.data();
@@ -203,6 +206,7 @@ class DictBridge {
   py::tuple reset_outputs(const py::list& live, const py::array& obs, const py::array& infos) {
     const auto table = info_table(infos);
     const auto observations = observation_array(obs);
+    const InUse in_use(in_use_);
     locate(live);
     const std::int64_t* info_ptr = table.data();
     const std::size_t k = info_keys_.size();
@@ -216,6 +220,23 @@ class DictBridge {
   }
 
  private:
+  // Marks a call that refills: releasing an old value may run Python code
+  // (a __del__ of an object the caller put in a dict), which must not
+  // re-enter the bridge while it holds positions in its dicts and scratch.
+  class InUse {
+   public:
+    explicit InUse(bool& flag) : flag_(flag) {
+      if (flag_) throw std::runtime_error("the dict API was re-entered while it built outputs");
+      flag_ = true;
+    }
+    ~InUse() { flag_ = false; }
+    InUse(const InUse&) = delete;
+    InUse& operator=(const InUse&) = delete;
+
+   private:
+    bool& flag_;
+  };
+
   static py::object intern(py::object s) {
     if (!PyUnicode_Check(s.ptr())) throw py::type_error("names must be str");
     PyObject* p = s.release().ptr();
@@ -633,6 +654,7 @@ class DictBridge {
   std::vector<std::ptrdiff_t> rows_;   // rows_[j]: the row of live[j] (this call)
   std::vector<std::uint8_t> in_dict_;  // rows referenced by a reused observation dict
   std::vector<PyObject*> values_;      // a refilled dict's values in order (borrowed)
+  bool in_use_ = false;                // step_outputs/reset_outputs running (InUse)
   static constexpr std::size_t kAhead = 32;  // values whose objects are fetched ahead
 };
 
