@@ -424,6 +424,10 @@ class HandlerEvent:
     @property
     def time(self) -> float:
         ...
+def _dict_entries(use: bool | None = None) -> bool:
+    """
+    Whether DictBridge reads its own dicts' items in place (tests switch it off and on).
+    """
 def executor_names() -> list[str]:
     """
     Names of the available executors.

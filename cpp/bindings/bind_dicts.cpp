@@ -16,11 +16,13 @@
 // (and words the error), so there is one checker.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -678,8 +680,8 @@ void bind_dicts(py::module_& m) {
            py::arg("infos"), "(observations, infos) dicts keyed by live.");
   m.def(
       "_dict_entries",
-      [](py::object use) {
-        if (!use.is_none()) enable_dict_entries(use.cast<bool>());
+      [](std::optional<bool> use) {
+        if (use) enable_dict_entries(*use);
         return dict_entries_enabled();
       },
       py::arg("use") = py::none(),
