@@ -185,6 +185,17 @@ def test_dict_vector_and_async_agree(name):
     asyn.close()
 
 
+def step_checked(env, ref, rng):
+    """A dict step of ``env`` checked against ``ref``'s step_arrays; its outputs and live agents."""
+    live = list(env.agents)
+    actions = random_actions(env, rng)
+    out = env.step({a: actions[env.possible_agents.index(a)] for a in live})
+    expected = expected_outputs(ref, *ref.step_arrays(actions), live)
+    for got, want in zip(out, expected):
+        assert_same(got, want)
+    return out, live
+
+
 def expected_outputs(env, o, r, te, tr, live):
     """The dicts a step must return, built in Python from step_arrays' arrays."""
     rows = [env.possible_agents.index(a) for a in live]
@@ -218,12 +229,7 @@ def test_outputs_let_go_of_are_refilled_and_what_is_held_never_changes(name, ite
     held, seen_ids = [], []
     step = 0
     while env.agents:
-        live = list(env.agents)
-        actions = random_actions(env, rng)
-        out = env.step({a: actions[env.possible_agents.index(a)] for a in live})
-        expected = expected_outputs(ref, *ref.step_arrays(actions), live)
-        for got, want in zip(out, expected):
-            assert_same(got, want)
+        out, live = step_checked(env, ref, rng)
         seen_ids.append(tuple(id(d) for d in out))
         a0 = live[step % len(live)]
         kind = step % 8
@@ -357,12 +363,7 @@ def test_a_del_run_while_the_dicts_are_refilled_cannot_step_or_reset_the_env(ite
                     refused.append(str(error))
 
     for k in range(6):
-        live = list(env.agents)
-        actions = random_actions(env, rng)
-        out = env.step({a: actions[env.possible_agents.index(a)] for a in live})
-        expected = expected_outputs(ref, *ref.step_arrays(actions), live)
-        for got, want in zip(out, expected):
-            assert_same(got, want)
+        out, live = step_checked(env, ref, rng)
         # Left in a dict the next step refills: released there.
         (out[1], out[3], out[4][live[0]])[k % 3][live[0] if k % 3 < 2 else "blocks"] = Meddler()
         del out

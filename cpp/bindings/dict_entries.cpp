@@ -140,21 +140,17 @@ State& state() {
 
 DictEntry* dict_entries(PyObject* d) {
 #ifdef SEER_DICT_LAYOUT
-  const State& s = state();
-  if (s.holds && s.enabled) return entries_of(d);
-#else
-  (void)d;
+  if (dict_entries_enabled()) return entries_of(d);
 #endif
+  (void)d;
   return nullptr;
 }
 
 std::uint64_t dict_version(PyObject* d) {
 #ifdef SEER_DICT_LAYOUT
-  const State& s = state();
-  if (s.holds && s.enabled) return tag_of(d);
-#else
-  (void)d;
+  if (dict_entries_enabled()) return tag_of(d);
 #endif
+  (void)d;
   return 0;
 }
 
