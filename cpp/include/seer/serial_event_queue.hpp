@@ -1,21 +1,39 @@
-// The serial executor's pending events: a 4-ary min-heap of compact keys.
+// The serial executor's pending events: a calendar of time buckets in front
+// of a small 4-ary min-heap of compact keys.
 //
-// Same order as EventHeap (time, then source, then seq), but:
-//   * the key is two integers, (time as an order-preserving integer,
-//     source << 32 | seq), compared as one 128-bit number: no branch on
-//     floating point, and the compiler selects children with conditional
-//     moves instead of unpredictable branches. That packing is exact while
-//     every seq is below 2^32 - 1; a larger seq (4 billion events scheduled
-//     by one entity in one episode) saturates, and from then on the queue
-//     compares seq from the event itself on equal keys (`wide_seq_`);
-//   * 4 children per node: half the levels of a binary heap, so half the
-//     dependent loads on the way down.
-// The events stay in a slab whose free slots are reused, as in EventHeap.
-// Only the serial executor uses it: the parallel executor's per-entity heaps
-// hold a few events each and keep EventHeap's single buffer.
+// Order: time, then source, then seq (EventAfter), exactly. Events are split
+// by bucket, b(t) = floor((t - origin) / width), a function that never
+// decreases as t grows, so an event in an earlier bucket has a strictly
+// smaller time: buckets never need to compare source or seq.
+//   * the heap holds every event of buckets <= cur_ (the bucket being
+//     drained, plus anything pushed at or before it);
+//   * the ring holds the next nb_ - 1 buckets, each an unsorted singly
+//     linked list through the events' slab slots (a push is two stores);
+//   * the far list holds events beyond the ring (and +inf or NaN times).
+// When the heap runs empty the next non-empty ring bucket is moved into it
+// (a bitmap finds it). So push and pop cost O(1) amortized plus a heap of a
+// few events that stays in L1, instead of a heap of all pending events
+// (PHOLD 1024: 1k, PCS 64x64: ~65k events, deep and out of cache).
+//
+// The width adapts: every kEpochPops pops the queue measures events popped
+// per unit of time and rebuilds the calendar (all events redistributed)
+// when the width drifts 3x from kTarget events per bucket or the ring no
+// longer fits the pending count. Without a usable width (few events, or all
+// at one time, or non-finite times) everything stays in the heap, which is
+// a complete queue by itself ("heap only").
+//
+// The heap keeps session 5's design: the key is two integers, (time as an
+// order-preserving integer, source << 32 | seq), compared as one 128-bit
+// number. That packing is exact while every seq is below 2^32 - 1; a larger
+// seq saturates, and from then on the heap compares seq from the event itself
+// on equal keys (`wide_seq_`). The events stay in a slab whose free slots are
+// reused. Only the serial executor uses it: the parallel executor's
+// per-entity heaps hold a few events each and keep EventHeap.
 // Not thread-safe.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +54,8 @@ class SerialEventQueue {
   SerialEventQueue& operator=(const SerialEventQueue&) = delete;
 
   void push(const Event& e) {
+    // The heap can take every event (rebuilds gather all into it), so it
+    // grows here, where nothing is half done if that throws.
     if (size_ == capacity_) grow();
     std::uint32_t slot;
     if (!free_slots_.empty()) {
@@ -44,14 +64,19 @@ class SerialEventQueue {
       slab_[slot] = e;
     } else {
       slot = static_cast<std::uint32_t>(slab_.size());
+      if (next_.size() <= slot) next_.push_back(kNone);
       slab_.push_back(e);
     }
     if (e.seq >= kSeqCap) wide_seq_ = true;
-    const Key key{time_key(e.time), tie_key(e.source, e.seq), slot, 0};
-    if (wide_seq_) {
-      sift_up<true>(size_++, key);
+    if (size_++ == 0) restart(e.time);
+    const double x = (e.time - origin_) * inv_width_;
+    if (x < near_end_) {
+      heap_push(slot);
+      if (heap_size_ > heap_limit_) rebuild(0.0);
+    } else if (x < ring_end_) {
+      link_ring(static_cast<std::uint64_t>(x), slot);
     } else {
-      sift_up<false>(size_++, key);
+      push_far(slot, x);
     }
   }
 
@@ -65,34 +90,53 @@ class SerialEventQueue {
   Event pop() {
     const std::uint32_t slot = keys_[0].slot;
     --size_;
-    if (size_ != 0) {
+    if (--heap_size_ != 0) {
       if (wide_seq_) {
         sift_down_last<true, false>();
-      } else if (size_ > kBranchlessMax) {
+      } else if (heap_size_ > kBranchlessMax) {
         sift_down_last<false, true>();
       } else {
         sift_down_last<false, false>();
       }
     }
     free_slots_.push_back(slot);
-    // The next event to pop has usually waited long enough to leave the
-    // cache; start loading it while the caller handles this one.
+    ++pops_;
+    if (heap_size_ == 0 && size_ != 0) refill(slab_[slot].time);
+    // The next event to pop may have left the cache; start loading it while
+    // the caller handles this one.
     if (size_ != 0) __builtin_prefetch(&slab_[keys_[0].slot]);
     return slab_[slot];
   }
 
-  // Drops every event; keeps the buffers.
+  // Drops every event; keeps the buffers and the width.
   void clear() {
+    for (std::size_t w = 0; w < bits_.size(); ++w) {
+      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
+        head_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(word))] = kNone;
+      }
+      bits_[w] = 0;
+    }
     size_ = 0;
+    heap_size_ = 0;
+    far_head_ = kNone;
+    far_size_ = 0;
     slab_.clear();
     free_slots_.clear();
     wide_seq_ = false;
+    heap_only(kHeapOnlyLimit);
   }
 
   // Visits every pending event, in no particular order.
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (std::uint32_t i = 0; i < size_; ++i) fn(slab_[keys_[i].slot]);
+    for (std::uint32_t i = 0; i < heap_size_; ++i) fn(slab_[keys_[i].slot]);
+    for (std::size_t w = 0; w < bits_.size(); ++w) {
+      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
+        const std::size_t b = w * 64 + static_cast<std::size_t>(__builtin_ctzll(word));
+        for (std::uint32_t s = head_[b]; s != kNone; s = next_[s]) fn(slab_[s]);
+      }
+    }
+    for (std::uint32_t s = far_head_; s != kNone; s = next_[s]) fn(slab_[s]);
   }
 
  private:
@@ -103,18 +147,25 @@ class SerialEventQueue {
     std::uint32_t unused;
   };
   static_assert(sizeof(Key) == 24, "key layout");
-  static constexpr std::uint64_t kSeqCap = 0xFFFFFFFFull;  // seqs from here on saturate
-  // Above this many keys (384 KiB: beyond what stays in a core's L2 next to
-  // the events) the pop branches on its comparisons instead: each level's
-  // loads then wait on the previous level's comparison, and without branch
-  // speculation running ahead, a heap in L3 (PCS 64x64: 65k events) paid the
-  // full latency at every level (serial PCS 64x64 ~15% slower per event).
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;        // end of a list
+  static constexpr std::uint64_t kSeqCap = 0xFFFFFFFFull;    // seqs from here on saturate
+  // Above this many keys (384 KiB) the pop branches on its comparisons: each
+  // level's loads then wait on the previous level's comparison, and without
+  // branch speculation running ahead a heap in L3 paid the full latency at
+  // every level. Only a heap-only queue gets that large.
   static constexpr std::uint32_t kBranchlessMax = 16384;
   static constexpr std::size_t kLine = 64;
+  // Calendar tuning: events per bucket aimed at, pops between width checks,
+  // heap-only size that triggers the first calendar, ring size bounds.
+  static constexpr double kTarget = 4.0;
+  static constexpr std::uint64_t kEpochPops = 4096;
+  static constexpr std::uint32_t kHeapOnlyLimit = 256;
+  static constexpr std::uint64_t kMinBuckets = 64;
+  static constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
 
   // Doubles map to unsigned integers in the same order (negatives flipped,
   // the sign bit set on the rest); -0.0 first becomes +0.0, since the two
-  // compare equal as times. Event times are finite (Context checks).
+  // compare equal as times.
   static std::uint64_t time_key(double t) {
     t += 0.0;  // -0.0 + 0.0 == +0.0 under round-to-nearest
     std::uint64_t bits;
@@ -129,6 +180,250 @@ class SerialEventQueue {
   }
   static std::uint64_t tie_key(EntityId source, std::uint64_t seq) {
     return std::uint64_t{source} << 32 | (seq < kSeqCap ? seq : kSeqCap);
+  }
+  Key key_of(std::uint32_t slot) const {
+    const Event& e = slab_[slot];
+    return Key{time_key(e.time), tie_key(e.source, e.seq), slot, 0};
+  }
+  double bucket_x(std::uint32_t slot) const { return (slab_[slot].time - origin_) * inv_width_; }
+
+  // ---- calendar ----
+
+  void link_ring(std::uint64_t b, std::uint32_t slot) {
+    const std::uint64_t i = b & mask_;
+    next_[slot] = head_[i];
+    head_[i] = slot;
+    bits_[i >> 6] |= std::uint64_t{1} << (i & 63);
+  }
+
+  void link_far(std::uint32_t slot, double x) {
+    next_[slot] = far_head_;
+    far_head_ = slot;
+    ++far_size_;
+    if (x < far_min_x_) far_min_x_ = x;
+  }
+
+  // Beyond the ring, or a time the calendar cannot place.
+  void push_far(std::uint32_t slot, double x) {
+    if (heap_only_) {
+      heap_push(slot);
+      if (heap_size_ > heap_limit_) rebuild(0.0);
+    } else if (std::isnan(x)) {
+      // A NaN time (never from Context, which checks times): the heap
+      // orders it by its bits as the one-heap queue did.
+      gather_into_heap();
+      heap_only(2 * size_);
+    } else {
+      link_far(slot, x);
+    }
+  }
+
+  // The first event after the queue was empty: buckets restart at its time.
+  void restart(double t) {
+    if (heap_only_ || !std::isfinite(t)) return heap_only(std::max(heap_limit_, kHeapOnlyLimit));
+    origin_ = t;
+    set_cur(0);
+  }
+
+  void set_cur(std::uint64_t cur) {
+    cur_ = cur;
+    near_end_ = static_cast<double>(cur + 1);
+    ring_end_ = static_cast<double>(cur + nb_);
+  }
+
+  void heap_only(std::uint32_t limit) {
+    heap_only_ = true;
+    heap_limit_ = limit;
+    near_end_ = std::numeric_limits<double>::infinity();
+    ring_end_ = std::numeric_limits<double>::infinity();
+  }
+
+  // The heap ran empty with events left: the next ring bucket becomes
+  // current, after far events now within the ring's reach joined it.
+  void refill(double now) {
+    if (pops_ - epoch_pops_ >= kEpochPops && check_width(now)) return;
+    for (;;) {
+      const std::uint64_t b = next_bucket();
+      if (far_size_ != 0 && (b == kNoBucket || far_min_x_ < static_cast<double>(b + 1))) {
+        if (b == kNoBucket) return rebuild(0.0);  // a gap: restart at the far events
+        // Every bucket before min(b, far's first) is empty: move there first,
+        // so the ring reaches as far as it can.
+        const double far_first = std::floor(far_min_x_);
+        if (far_first > static_cast<double>(cur_ + 1)) {
+          set_cur(static_cast<std::uint64_t>(far_first) - 1);
+        }
+        migrate_far();
+        continue;
+      }
+      load_bucket(b);
+      return;
+    }
+  }
+
+  static constexpr std::uint64_t kNoBucket = ~std::uint64_t{0};
+
+  // The first non-empty bucket after cur_, or kNoBucket.
+  std::uint64_t next_bucket() const {
+    const std::uint64_t start = (cur_ + 1) & mask_;
+    std::uint64_t w = start >> 6;
+    std::uint64_t word = bits_[w] & (~std::uint64_t{0} << (start & 63));
+    const std::uint64_t words = bits_.size();
+    for (std::uint64_t n = 0; n <= words; ++n) {
+      if (word != 0) {
+        const std::uint64_t i = w * 64 + static_cast<std::uint64_t>(__builtin_ctzll(word));
+        return cur_ + 1 + ((i - start) & mask_);
+      }
+      w = w + 1 == words ? 0 : w + 1;
+      word = bits_[w];
+    }
+    return kNoBucket;
+  }
+
+  void load_bucket(std::uint64_t b) {
+    set_cur(b);
+    const std::uint64_t i = b & mask_;
+    std::uint32_t s = head_[i];
+    head_[i] = kNone;
+    bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
+    while (s != kNone) {
+      const std::uint32_t n = next_[s];
+      heap_push(s);
+      s = n;
+    }
+  }
+
+  // Far events that the ring now reaches move into it.
+  void migrate_far() {
+    std::uint32_t s = far_head_;
+    far_head_ = kNone;
+    far_size_ = 0;
+    far_min_x_ = std::numeric_limits<double>::infinity();
+    while (s != kNone) {
+      const std::uint32_t n = next_[s];
+      const double x = bucket_x(s);
+      if (x < near_end_) {
+        heap_push(s);
+      } else if (x < ring_end_) {
+        link_ring(static_cast<std::uint64_t>(x), s);
+      } else {
+        link_far(s, x);
+      }
+      s = n;
+    }
+  }
+
+  // Every kEpochPops pops: rebuilds when the measured density asks for a
+  // width 3x off, or the pending count for a ring 4x off. True if rebuilt.
+  bool check_width(double now) {
+    const double span = now - epoch_time_;
+    const double popped = static_cast<double>(pops_ - epoch_pops_);
+    epoch_pops_ = pops_;
+    epoch_time_ = now;
+    if (!(span > 0.0) || !std::isfinite(span)) return false;
+    const double width = kTarget * span / popped;
+    const std::uint64_t nb = ring_size_for(size_);
+    if (width > 3.0 * width_ || 3.0 * width < width_ || nb >= 4 * nb_ || 8 * nb <= nb_) {
+      rebuild(width);
+      return true;
+    }
+    return false;
+  }
+
+  static std::uint64_t ring_size_for(std::size_t n) {
+    const double want = 2.0 * static_cast<double>(n) / kTarget;
+    std::uint64_t nb = kMinBuckets;
+    while (nb < kMaxBuckets && static_cast<double>(nb) < want) nb *= 2;
+    return nb;
+  }
+
+  // Moves every pending event into the heap (a complete queue by itself).
+  void gather_into_heap() {
+    for (std::size_t w = 0; w < bits_.size(); ++w) {
+      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
+        const std::size_t b = w * 64 + static_cast<std::size_t>(__builtin_ctzll(word));
+        for (std::uint32_t s = head_[b]; s != kNone;) {
+          const std::uint32_t n = next_[s];
+          heap_push(s);
+          s = n;
+        }
+        head_[b] = kNone;
+      }
+      bits_[w] = 0;
+    }
+    for (std::uint32_t s = far_head_; s != kNone;) {
+      const std::uint32_t n = next_[s];
+      heap_push(s);
+      s = n;
+    }
+    far_head_ = kNone;
+    far_size_ = 0;
+    far_min_x_ = std::numeric_limits<double>::infinity();
+  }
+
+  // Redistributes every pending event over a new calendar that starts at the
+  // earliest time. width > 0: that width; else one estimated from the
+  // pending times (kTarget events per bucket over the earlier half).
+  void rebuild(double width) {
+    gather_into_heap();
+    const std::size_t n = heap_size_;
+    const double t0 = key_time(keys_[0].time);  // the earliest: the heap's top
+    if (!(width > 0.0)) {
+      // The median of a sample of the pending times.
+      double sample[64];
+      const std::uint32_t m = std::min<std::uint32_t>(heap_size_, 64);
+      for (std::uint32_t k = 0; k < m; ++k) {
+        sample[k] = slab_[keys_[std::size_t{k} * heap_size_ / m].slot].time;
+      }
+      std::nth_element(sample, sample + m / 2, sample + m);
+      width = kTarget * (sample[m / 2] - t0) / (0.5 * static_cast<double>(n));
+    }
+    const double inv = 1.0 / width;
+    if (n < kHeapOnlyLimit / 2 || !std::isfinite(t0) || !(width > 0.0) || !std::isfinite(width) ||
+        !(inv > 0.0) || !std::isfinite(inv)) {
+      // No usable width: the heap alone, until it grows twice as large.
+      return heap_only(std::max<std::uint32_t>(kHeapOnlyLimit, 2 * heap_size_));
+    }
+    heap_only_ = false;
+    heap_limit_ = kNone;
+    width_ = width;
+    inv_width_ = inv;
+    origin_ = t0;
+    const std::uint64_t nb = ring_size_for(n);
+    if (nb != nb_) {
+      nb_ = nb;
+      mask_ = nb - 1;
+      head_.assign(nb, kNone);
+      bits_.assign(nb / 64, 0);
+    }
+    set_cur(0);
+    epoch_pops_ = pops_;
+    epoch_time_ = t0;
+    // Take the heap's keys out and place them again.
+    std::vector<std::uint32_t>& slots = scratch_;
+    slots.clear();
+    for (std::uint32_t k = 0; k < heap_size_; ++k) slots.push_back(keys_[k].slot);
+    heap_size_ = 0;
+    for (const std::uint32_t s : slots) {
+      const double x = bucket_x(s);
+      if (x < near_end_) {
+        heap_push(s);
+      } else if (x < ring_end_) {
+        link_ring(static_cast<std::uint64_t>(x), s);
+      } else {
+        link_far(s, x);
+      }
+    }
+  }
+
+  // ---- heap ----
+
+  // capacity_ >= size_ >= heap_size_ + 1 here (push grew the buffer).
+  void heap_push(std::uint32_t slot) {
+    if (wide_seq_) {
+      sift_up<true>(heap_size_++, key_of(slot));
+    } else {
+      sift_up<false>(heap_size_++, key_of(slot));
+    }
   }
 
   // a before b in (time, source, seq). Without wide seqs the two words
@@ -160,7 +455,7 @@ class SerialEventQueue {
   template <bool kWide, bool kBranchy>
   void sift_down_last() {
     Key* keys = keys_;
-    const std::uint32_t n = size_;  // keys_[n] is the last key, to re-place
+    const std::uint32_t n = heap_size_;  // keys_[n] is the last key, to re-place
     std::uint32_t hole = 0;
     for (;;) {
       const std::uint32_t first = 4 * hole + 1;
@@ -204,7 +499,7 @@ class SerialEventQueue {
         ::operator new(sizeof(Key) * std::size_t{capacity}, std::align_val_t{kLine}));
     Buffer buf(raw);
     Key* keys = reinterpret_cast<Key*>(raw);
-    if (size_ != 0) std::memcpy(keys, keys_, sizeof(Key) * size_);
+    if (heap_size_ != 0) std::memcpy(keys, keys_, sizeof(Key) * heap_size_);
     buf_ = std::move(buf);
     keys_ = keys;
     capacity_ = capacity;
@@ -215,13 +510,38 @@ class SerialEventQueue {
   };
   using Buffer = std::unique_ptr<unsigned char, FreeAligned>;
 
+  // Heap.
   Buffer buf_;
   Key* keys_ = nullptr;         // the heap, inside buf_
-  std::uint32_t size_ = 0;      // keys in the heap
+  std::uint32_t heap_size_ = 0;  // keys in the heap
   std::uint32_t capacity_ = 0;  // keys buf_ holds
+  std::uint32_t heap_limit_ = kHeapOnlyLimit;  // heap-only: above this, try a calendar
+  bool heap_only_ = true;       // no calendar: every event goes to the heap
   bool wide_seq_ = false;       // some pending or past event had seq >= kSeqCap
-  std::vector<Event> slab_;     // events by slot (free ones included)
+  std::uint32_t size_ = 0;      // events in the queue (heap, ring, far list)
+  // Calendar: bucket of time t is floor(x), x = (t - origin_) * inv_width_.
+  double origin_ = 0.0;
+  double width_ = 1.0;
+  double inv_width_ = 1.0;
+  double near_end_ = std::numeric_limits<double>::infinity();  // x below: heap (cur_ + 1)
+  double ring_end_ = std::numeric_limits<double>::infinity();  // x below: ring (cur_ + nb_)
+  std::uint64_t cur_ = 0;       // the bucket the heap drains
+  std::uint64_t nb_ = 0;        // ring buckets (a power of two), mask_ = nb_ - 1
+  std::uint64_t mask_ = 0;
+  std::vector<std::uint32_t> head_;   // ring bucket -> first slot of its list
+  std::vector<std::uint64_t> bits_;   // ring bucket -> non-empty
+  std::uint32_t far_head_ = kNone;    // events beyond the ring
+  std::uint32_t far_size_ = 0;
+  double far_min_x_ = std::numeric_limits<double>::infinity();
+  // Width checks.
+  std::uint64_t pops_ = 0;
+  std::uint64_t epoch_pops_ = 0;
+  double epoch_time_ = 0.0;
+  // Events.
+  std::vector<Event> slab_;           // events by slot (free ones included)
+  std::vector<std::uint32_t> next_;   // slot -> next slot in its bucket or far list
   std::vector<std::uint32_t> free_slots_;  // freed slots waiting for reuse
+  std::vector<std::uint32_t> scratch_;     // rebuild's list of slots
 };
 
 }  // namespace seer
