@@ -82,29 +82,34 @@ class SerialEventQueue {
 
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  const Event& top() const { return slab_[keys_[0].slot]; }
+  const Event& top() const { return slab_[top_key().slot]; }
   double top_time() const {
-    return size_ == 0 ? std::numeric_limits<double>::infinity() : key_time(keys_[0].time);
+    return size_ == 0 ? std::numeric_limits<double>::infinity() : key_time(top_key().time);
   }
 
   Event pop() {
-    const std::uint32_t slot = keys_[0].slot;
-    --size_;
-    if (--heap_size_ != 0) {
-      if (wide_seq_) {
-        sift_down_last<true, false>();
-      } else if (heap_size_ > kBranchlessMax) {
-        sift_down_last<false, true>();
-      } else {
-        sift_down_last<false, false>();
+    std::uint32_t slot;
+    if (run_taken(run_head_ != run_end_)) {
+      slot = run_[run_head_++].slot;
+    } else {
+      slot = keys_[0].slot;
+      if (--heap_size_ != 0) {
+        if (wide_seq_) {
+          sift_down_last<true, false>();
+        } else if (heap_size_ > kBranchlessMax) {
+          sift_down_last<false, true>();
+        } else {
+          sift_down_last<false, false>();
+        }
       }
     }
+    --size_;
     free_slots_.push_back(slot);
     ++pops_;
-    if (heap_size_ == 0 && size_ != 0) refill(slab_[slot].time);
+    if (run_head_ == run_end_ && heap_size_ == 0 && size_ != 0) refill(slab_[slot].time);
     // The next event to pop may have left the cache; start loading it while
     // the caller handles this one.
-    if (size_ != 0) __builtin_prefetch(&slab_[keys_[0].slot]);
+    if (size_ != 0) __builtin_prefetch(&slab_[top_key().slot]);
     return slab_[slot];
   }
 
@@ -118,6 +123,7 @@ class SerialEventQueue {
     }
     size_ = 0;
     heap_size_ = 0;
+    run_head_ = run_end_ = 0;
     far_head_ = kNone;
     far_size_ = 0;
     slab_.clear();
@@ -126,10 +132,19 @@ class SerialEventQueue {
     heap_only(kHeapOnlyLimit);
   }
 
+  // For tests and profiling: whether buckets are in use (else the heap holds
+  // every event) and how often the calendar was rebuilt.
+  struct CalendarStats {
+    bool in_use;
+    std::uint64_t rebuilds;
+  };
+  CalendarStats calendar_stats() const { return {!heap_only_, rebuilds_}; }
+
   // Visits every pending event, in no particular order.
   template <class Fn>
   void for_each(Fn&& fn) const {
     for (std::uint32_t i = 0; i < heap_size_; ++i) fn(slab_[keys_[i].slot]);
+    for (std::uint32_t i = run_head_; i < run_end_; ++i) fn(slab_[run_[i].slot]);
     for (std::size_t w = 0; w < bits_.size(); ++w) {
       for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
         const std::size_t b = w * 64 + static_cast<std::size_t>(__builtin_ctzll(word));
@@ -157,7 +172,11 @@ class SerialEventQueue {
   static constexpr std::size_t kLine = 64;
   // Calendar tuning: events per bucket aimed at, pops between width checks,
   // heap-only size that triggers the first calendar, ring size bounds.
-  static constexpr double kTarget = 4.0;
+  static inline const double kTarget = std::getenv("SEER_QT") ? std::atof(std::getenv("SEER_QT")) : 4.0;  // EXPERIMENT
+  static constexpr std::uint32_t kSmallRun = 8;  // buckets up to this size sort by rank
+  // A key after every real one: the largest time key belongs to NaN times,
+  // which never enter a bucket.
+  static constexpr Key kPad{~std::uint64_t{0}, ~std::uint64_t{0}, 0, 0};
   static constexpr std::uint64_t kEpochPops = 4096;
   static constexpr std::uint32_t kHeapOnlyLimit = 256;
   static constexpr std::uint64_t kMinBuckets = 64;
@@ -184,6 +203,17 @@ class SerialEventQueue {
   Key key_of(std::uint32_t slot) const {
     const Event& e = slab_[slot];
     return Key{time_key(e.time), tie_key(e.source, e.seq), slot, 0};
+  }
+  // Whether the next event comes from the run (given one is left) rather
+  // than the heap.
+  bool run_taken(bool run_left) const {
+    if (!run_left) return false;
+    if (heap_size_ == 0) return true;
+    return wide_seq_ ? before<true>(run_[run_head_], keys_[0])
+                     : before<false>(run_[run_head_], keys_[0]);
+  }
+  const Key& top_key() const {
+    return run_taken(run_head_ != run_end_) ? run_[run_head_] : keys_[0];
   }
   double bucket_x(std::uint32_t slot) const { return (slab_[slot].time - origin_) * inv_width_; }
 
@@ -279,17 +309,67 @@ class SerialEventQueue {
     return kNoBucket;
   }
 
+  // The bucket becomes the run: its keys, sorted once.
   void load_bucket(std::uint64_t b) {
     set_cur(b);
     const std::uint64_t i = b & mask_;
     std::uint32_t s = head_[i];
     head_[i] = kNone;
     bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
-    while (s != kNone) {
-      const std::uint32_t n = next_[s];
-      heap_push(s);
-      s = n;
+    // Padding first (a fixed loop): the bucket's keys overwrite the front.
+#pragma GCC unroll 8
+    for (std::uint32_t a = 0; a < kSmallRun; ++a) gather_[a] = kPad;
+    std::uint32_t n = 0;
+    for (; s != kNone; s = next_[s]) {
+      if (n == gather_.size()) gather_.resize(2 * n);
+      gather_[n++] = key_of(s);
     }
+    if (std::max(n, kSmallRun) > run_capacity_) grow_run(std::max(n, kSmallRun));
+    run_head_ = 0;
+    run_end_ = n;
+    if (wide_seq_) {
+      sort_run<true>(n);
+    } else {
+      sort_run<false>(n);
+    }
+  }
+
+  // Small buckets (the usual case) by rank: each key lands at the count of
+  // keys before it, found with comparisons that do not branch, over a fixed
+  // kSmallRun keys (padding after the bucket's: above every real key, ties
+  // among them broken by position), so neither a random order nor the
+  // bucket's size costs mispredictions.
+  template <bool kWide>
+  void sort_run(std::uint32_t n) {
+    Key* in = gather_.data();
+    Key* run = run_;
+    if (kWide || n > kSmallRun) {
+      std::memcpy(run, in, sizeof(Key) * n);
+      std::sort(run, run + n, [this](const Key& a, const Key& b) { return before<kWide>(a, b); });
+      return;
+    }
+    std::uint32_t rank[kSmallRun] = {};
+#pragma GCC unroll 8
+    for (std::uint32_t a = 1; a < kSmallRun; ++a) {
+#pragma GCC unroll 8
+      for (std::uint32_t c = 0; c < a; ++c) {
+        const std::uint32_t less = before<false>(in[a], in[c]);
+        rank[c] += less;
+        rank[a] += 1 - less;
+      }
+    }
+#pragma GCC unroll 8
+    for (std::uint32_t a = 0; a < kSmallRun; ++a) run[rank[a]] = in[a];
+  }
+
+  void grow_run(std::uint32_t need) {
+    while (run_capacity_ < need) run_capacity_ = run_capacity_ == 0 ? 64 : 2 * run_capacity_;
+    auto* raw = static_cast<unsigned char*>(
+        ::operator new(sizeof(Key) * std::size_t{run_capacity_}, std::align_val_t{kLine}));
+    Buffer buf(raw);
+    Key* run = reinterpret_cast<Key*>(raw);
+    run_buf_ = std::move(buf);
+    run_ = run;
   }
 
   // Far events that the ring now reaches move into it.
@@ -330,7 +410,7 @@ class SerialEventQueue {
   }
 
   static std::uint64_t ring_size_for(std::size_t n) {
-    const double want = 2.0 * static_cast<double>(n) / kTarget;
+    const double want = 4.0 * static_cast<double>(n) / kTarget;
     std::uint64_t nb = kMinBuckets;
     while (nb < kMaxBuckets && static_cast<double>(nb) < want) nb *= 2;
     return nb;
@@ -338,6 +418,8 @@ class SerialEventQueue {
 
   // Moves every pending event into the heap (a complete queue by itself).
   void gather_into_heap() {
+    for (std::uint32_t i = run_head_; i < run_end_; ++i) heap_push(run_[i].slot);
+    run_head_ = run_end_ = 0;
     for (std::size_t w = 0; w < bits_.size(); ++w) {
       for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
         const std::size_t b = w * 64 + static_cast<std::size_t>(__builtin_ctzll(word));
@@ -364,6 +446,7 @@ class SerialEventQueue {
   // earliest time. width > 0: that width; else one estimated from the
   // pending times (kTarget events per bucket over the earlier half).
   void rebuild(double width) {
+    ++rebuilds_;
     gather_into_heap();
     const std::size_t n = heap_size_;
     const double t0 = key_time(keys_[0].time);  // the earliest: the heap's top
@@ -535,8 +618,16 @@ class SerialEventQueue {
   double far_min_x_ = std::numeric_limits<double>::infinity();
   // Width checks.
   std::uint64_t pops_ = 0;
+  std::uint64_t rebuilds_ = 0;
   std::uint64_t epoch_pops_ = 0;
   double epoch_time_ = 0.0;
+  // The current bucket's events, sorted: run_[run_head_, run_end_).
+  Buffer run_buf_;
+  Key* run_ = nullptr;
+  std::uint32_t run_head_ = 0;
+  std::uint32_t run_end_ = 0;
+  std::uint32_t run_capacity_ = 0;
+  std::vector<Key> gather_ = std::vector<Key>(kSmallRun);  // a bucket's keys, unsorted
   // Events.
   std::vector<Event> slab_;           // events by slot (free ones included)
   std::vector<std::uint32_t> next_;   // slot -> next slot in its bucket or far list
