@@ -1,34 +1,39 @@
-// The serial executor's pending events: a calendar of time buckets in front
-// of a small 4-ary min-heap of compact keys.
+// The serial executor's pending events: a calendar of time buckets; the
+// current bucket is sorted once into a run, with a small 4-ary heap beside it
+// for events pushed into the bucket being drained (or before it).
 //
 // Order: time, then source, then seq (EventAfter), exactly. Events are split
 // by bucket, b(t) = floor((t - origin) / width), a function that never
 // decreases as t grows, so an event in an earlier bucket has a strictly
-// smaller time: buckets never need to compare source or seq.
-//   * the heap holds every event of buckets <= cur_ (the bucket being
-//     drained, plus anything pushed at or before it);
+// smaller time: only events of one bucket are ever compared.
+//   * the run holds the current bucket cur_, sorted (a rank sort without
+//     branches for up to 8 keys, std::sort beyond), popped front to back;
+//   * the heap holds events pushed at or below cur_ since; pop takes the
+//     smaller of the run's head and the heap's top;
 //   * the ring holds the next nb_ - 1 buckets, each an unsorted singly
-//     linked list through the events' slab slots (a push is two stores);
-//   * the far list holds events beyond the ring (and +inf or NaN times).
-// When the heap runs empty the next non-empty ring bucket is moved into it
-// (a bitmap finds it). So push and pop cost O(1) amortized plus a heap of a
-// few events that stays in L1, instead of a heap of all pending events
-// (PHOLD 1024: 1k, PCS 64x64: ~65k events, deep and out of cache).
+//     linked list through the events' slab slots (a push is three stores);
+//   * the far list holds events beyond the ring (and +inf times).
+// When run and heap are both empty the next non-empty ring bucket (found in
+// a bitmap) becomes the run. So push and pop cost O(1) amortized, instead of
+// sifting through a heap of every pending event (PHOLD 1024: ~1k events, PCS
+// 64x64: ~65k, deep and out of L1/L2, with a misprediction per level).
 //
 // The width adapts: every kEpochPops pops the queue measures events popped
 // per unit of time and rebuilds the calendar (all events redistributed)
-// when the width drifts 3x from kTarget events per bucket or the ring no
-// longer fits the pending count. Without a usable width (few events, or all
-// at one time, or non-finite times) everything stays in the heap, which is
-// a complete queue by itself ("heap only").
+// when the width drifts 3x from kTarget events per bucket or the ring (4x
+// the pending count / kTarget buckets) is 4x too small or 8x too large.
+// Without a usable width (under 128 events, all at one time, non-finite
+// times, or a NaN time pushed) every event goes to the heap, which is a
+// complete queue by itself ("heap only"); a heap-only queue tries a calendar
+// again once it holds twice as many events (256 at first).
 //
-// The heap keeps session 5's design: the key is two integers, (time as an
-// order-preserving integer, source << 32 | seq), compared as one 128-bit
-// number. That packing is exact while every seq is below 2^32 - 1; a larger
-// seq saturates, and from then on the heap compares seq from the event itself
-// on equal keys (`wide_seq_`). The events stay in a slab whose free slots are
-// reused. Only the serial executor uses it: the parallel executor's
-// per-entity heaps hold a few events each and keep EventHeap.
+// The keys are session 5's: (time as an order-preserving integer, source <<
+// 32 | seq), compared as one 128-bit number. That packing is exact while
+// every seq is below 2^32 - 1; a larger seq saturates, and from then on
+// comparisons of equal keys read seq from the event itself (`wide_seq_`; the
+// run is then sorted with std::sort). The events stay in a slab whose free
+// slots are reused. Only the serial executor uses it: the parallel
+// executor's per-entity heaps hold a few events each and keep EventHeap.
 // Not thread-safe.
 #pragma once
 
@@ -172,7 +177,10 @@ class SerialEventQueue {
   static constexpr std::size_t kLine = 64;
   // Calendar tuning: events per bucket aimed at, pops between width checks,
   // heap-only size that triggers the first calendar, ring size bounds.
-  static inline const double kTarget = std::getenv("SEER_QT") ? std::atof(std::getenv("SEER_QT")) : 4.0;  // EXPERIMENT
+  // 4 per bucket measured best of 2-8 (PHOLD 1024, PCS 64x64: callgrind
+  // instructions and simulated mispredictions): fewer buckets to visit
+  // against more keys to sort and fewer that fit the branch-free sort.
+  static constexpr double kTarget = 4.0;
   static constexpr std::uint32_t kSmallRun = 8;  // buckets up to this size sort by rank
   // A key after every real one: the largest time key belongs to NaN times,
   // which never enter a bucket.
@@ -242,6 +250,7 @@ class SerialEventQueue {
       // A NaN time (never from Context, which checks times): the heap
       // orders it by its bits as the one-heap queue did.
       gather_into_heap();
+      heap_push(slot);
       heap_only(2 * size_);
     } else {
       link_far(slot, x);
@@ -268,7 +277,7 @@ class SerialEventQueue {
     ring_end_ = std::numeric_limits<double>::infinity();
   }
 
-  // The heap ran empty with events left: the next ring bucket becomes
+  // Run and heap ran empty with events left: the next ring bucket becomes
   // current, after far events now within the ring's reach joined it.
   void refill(double now) {
     if (pops_ - epoch_pops_ >= kEpochPops && check_width(now)) return;
