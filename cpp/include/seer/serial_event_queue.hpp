@@ -130,7 +130,7 @@ class SerialEventQueue {
     heap_size_ = 0;
     run_head_ = run_end_ = 0;
     far_head_ = kNone;
-    far_size_ = 0;
+    far_min_x_ = std::numeric_limits<double>::infinity();
     slab_.clear();
     free_slots_.clear();
     wide_seq_ = false;
@@ -237,7 +237,6 @@ class SerialEventQueue {
   void link_far(std::uint32_t slot, double x) {
     next_[slot] = far_head_;
     far_head_ = slot;
-    ++far_size_;
     if (x < far_min_x_) far_min_x_ = x;
   }
 
@@ -283,8 +282,10 @@ class SerialEventQueue {
     if (pops_ - epoch_pops_ >= kEpochPops && check_width(now)) return;
     for (;;) {
       const std::uint64_t b = next_bucket();
-      if (far_size_ != 0 && (b == kNoBucket || far_min_x_ < static_cast<double>(b + 1))) {
-        if (b == kNoBucket) return rebuild(0.0);  // a gap: restart at the far events
+      if (b == kNoBucket) return rebuild(0.0);  // a gap: restart at the far events
+      // far_min_x_ is +inf while the far list is empty: one rarely true test
+      // (testing for a non-empty list would flip often, mispredicted).
+      if (far_min_x_ < static_cast<double>(b + 1)) {
         // Every bucket before min(b, far's first) is empty: move there first,
         // so the ring reaches as far as it can.
         const double far_first = std::floor(far_min_x_);
@@ -385,7 +386,6 @@ class SerialEventQueue {
   void migrate_far() {
     std::uint32_t s = far_head_;
     far_head_ = kNone;
-    far_size_ = 0;
     far_min_x_ = std::numeric_limits<double>::infinity();
     while (s != kNone) {
       const std::uint32_t n = next_[s];
@@ -447,7 +447,6 @@ class SerialEventQueue {
       s = n;
     }
     far_head_ = kNone;
-    far_size_ = 0;
     far_min_x_ = std::numeric_limits<double>::infinity();
   }
 
@@ -623,8 +622,7 @@ class SerialEventQueue {
   std::vector<std::uint32_t> head_;   // ring bucket -> first slot of its list
   std::vector<std::uint64_t> bits_;   // ring bucket -> non-empty
   std::uint32_t far_head_ = kNone;    // events beyond the ring
-  std::uint32_t far_size_ = 0;
-  double far_min_x_ = std::numeric_limits<double>::infinity();
+  double far_min_x_ = std::numeric_limits<double>::infinity();  // +inf when empty
   // Width checks.
   std::uint64_t pops_ = 0;
   std::uint64_t rebuilds_ = 0;
