@@ -182,9 +182,6 @@ class SerialEventQueue {
   // against more keys to sort and fewer that fit the branch-free sort.
   static constexpr double kTarget = 4.0;
   static constexpr std::uint32_t kSmallRun = 8;  // buckets up to this size sort by rank
-  // A key after every real one: the largest time key belongs to NaN times,
-  // which never enter a bucket.
-  static constexpr Key kPad{~std::uint64_t{0}, ~std::uint64_t{0}, 0, 0};
   static constexpr std::uint64_t kEpochPops = 4096;
   static constexpr std::uint32_t kHeapOnlyLimit = 256;
   static constexpr std::uint64_t kMinBuckets = 64;
@@ -326,9 +323,6 @@ class SerialEventQueue {
     std::uint32_t s = head_[i];
     head_[i] = kNone;
     bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
-    // Padding first (a fixed loop): the bucket's keys overwrite the front.
-#pragma GCC unroll 8
-    for (std::uint32_t a = 0; a < kSmallRun; ++a) gather_[a] = kPad;
     std::uint32_t n = 0;
     for (; s != kNone; s = next_[s]) {
       if (n == gather_.size()) gather_.resize(2 * n);
@@ -345,22 +339,34 @@ class SerialEventQueue {
   }
 
   // Small buckets (the usual case) by rank: each key lands at the count of
-  // keys before it, found with comparisons that do not branch, over a fixed
-  // kSmallRun keys (padding after the bucket's: above every real key, ties
-  // among them broken by position), so neither a random order nor the
-  // bucket's size costs mispredictions.
+  // keys before it, found with comparisons that do not branch, so a random
+  // order costs no mispredictions; one jump on the size picks the fully
+  // unrolled sort for it. Keys are unique, so ranks are distinct.
   template <bool kWide>
   void sort_run(std::uint32_t n) {
-    Key* in = gather_.data();
-    Key* run = run_;
-    if (kWide || n > kSmallRun) {
-      std::memcpy(run, in, sizeof(Key) * n);
-      std::sort(run, run + n, [this](const Key& a, const Key& b) { return before<kWide>(a, b); });
-      return;
+    const Key* in = gather_.data();
+    if (!kWide) {
+      switch (n) {
+        case 1: run_[0] = in[0]; return;
+        case 2: return rank_sort<2>(in);
+        case 3: return rank_sort<3>(in);
+        case 4: return rank_sort<4>(in);
+        case 5: return rank_sort<5>(in);
+        case 6: return rank_sort<6>(in);
+        case 7: return rank_sort<7>(in);
+        case 8: return rank_sort<8>(in);
+        default: break;
+      }
     }
-    std::uint32_t rank[kSmallRun] = {};
+    std::memcpy(run_, in, sizeof(Key) * n);
+    std::sort(run_, run_ + n, [this](const Key& a, const Key& b) { return before<kWide>(a, b); });
+  }
+
+  template <std::uint32_t kN>
+  void rank_sort(const Key* in) {
+    std::uint32_t rank[kN] = {};
 #pragma GCC unroll 8
-    for (std::uint32_t a = 1; a < kSmallRun; ++a) {
+    for (std::uint32_t a = 1; a < kN; ++a) {
 #pragma GCC unroll 8
       for (std::uint32_t c = 0; c < a; ++c) {
         const std::uint32_t less = before<false>(in[a], in[c]);
@@ -369,7 +375,7 @@ class SerialEventQueue {
       }
     }
 #pragma GCC unroll 8
-    for (std::uint32_t a = 0; a < kSmallRun; ++a) run[rank[a]] = in[a];
+    for (std::uint32_t a = 0; a < kN; ++a) run_[rank[a]] = in[a];
   }
 
   void grow_run(std::uint32_t need) {
