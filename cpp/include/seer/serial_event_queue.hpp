@@ -79,7 +79,7 @@ class SerialEventQueue {
       heap_push(slot);
       if (heap_size_ > heap_limit_) rebuild(0.0);
     } else if (x < ring_end_) {
-      link_ring(static_cast<std::uint64_t>(x), slot);
+      link_ring(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)), slot);
     } else {
       push_far(slot, x);
     }
@@ -111,10 +111,9 @@ class SerialEventQueue {
     --size_;
     free_slots_.push_back(slot);
     ++pops_;
+    // (No prefetch of the next event, as the one-heap queue did: sorting the
+    // bucket just read the events of the run.)
     if (run_head_ == run_end_ && heap_size_ == 0 && size_ != 0) refill(slab_[slot].time);
-    // The next event to pop may have left the cache; start loading it while
-    // the caller handles this one.
-    if (size_ != 0) __builtin_prefetch(&slab_[top_key().slot]);
     return slab_[slot];
   }
 
@@ -224,6 +223,8 @@ class SerialEventQueue {
 
   // ---- calendar ----
 
+  // Ring buckets are placed from x in [cur_ + 1, cur_ + nb_), below 2^53:
+  // the conversion goes through int64 (one instruction; uint64 takes a test).
   void link_ring(std::uint64_t b, std::uint32_t slot) {
     const std::uint64_t i = b & mask_;
     next_[slot] = head_[i];
@@ -399,7 +400,7 @@ class SerialEventQueue {
       if (x < near_end_) {
         heap_push(s);
       } else if (x < ring_end_) {
-        link_ring(static_cast<std::uint64_t>(x), s);
+        link_ring(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)), s);
       } else {
         link_far(s, x);
       }
@@ -505,7 +506,7 @@ class SerialEventQueue {
       if (x < near_end_) {
         heap_push(s);
       } else if (x < ring_end_) {
-        link_ring(static_cast<std::uint64_t>(x), s);
+        link_ring(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)), s);
       } else {
         link_far(s, x);
       }
