@@ -70,6 +70,8 @@ class SerialEventQueue {
     } else {
       slot = static_cast<std::uint32_t>(slab_.size());
       if (next_.size() <= slot) next_.push_back(kNone);
+      // pop() returns slots here and must not allocate.
+      if (free_slots_.capacity() <= slot) free_slots_.reserve(2 * std::size_t{slot} + 64);
       slab_.push_back(e);
     }
     if (e.seq >= kSeqCap) wide_seq_ = true;
@@ -317,19 +319,19 @@ class SerialEventQueue {
     return kNoBucket;
   }
 
-  // The bucket becomes the run: its keys, sorted once.
+  // The bucket becomes the run: its keys, sorted once. (The bucket leaves
+  // the ring only after the buffers grew: a throw leaves the queue intact.)
   void load_bucket(std::uint64_t b) {
-    set_cur(b);
     const std::uint64_t i = b & mask_;
-    std::uint32_t s = head_[i];
-    head_[i] = kNone;
-    bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
     std::uint32_t n = 0;
-    for (; s != kNone; s = next_[s]) {
+    for (std::uint32_t s = head_[i]; s != kNone; s = next_[s]) {
       if (n == gather_.size()) gather_.resize(2 * n);
       gather_[n++] = key_of(s);
     }
     if (std::max(n, kSmallRun) > run_capacity_) grow_run(std::max(n, kSmallRun));
+    set_cur(b);
+    head_[i] = kNone;
+    bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
     run_head_ = 0;
     run_end_ = n;
     if (wide_seq_) {
@@ -476,30 +478,32 @@ class SerialEventQueue {
       width = kTarget * (sample[m / 2] - t0) / (0.5 * static_cast<double>(n));
     }
     const double inv = 1.0 / width;
+    // Heap-only until the calendar is set up: every event is in the heap,
+    // so that state is consistent if an allocation below throws.
+    heap_only(std::max<std::uint32_t>(kHeapOnlyLimit, 2 * heap_size_));
     if (n < kHeapOnlyLimit / 2 || !std::isfinite(t0) || !(width > 0.0) || !std::isfinite(width) ||
         !(inv > 0.0) || !std::isfinite(inv)) {
-      // No usable width: the heap alone, until it grows twice as large.
-      return heap_only(std::max<std::uint32_t>(kHeapOnlyLimit, 2 * heap_size_));
+      return;  // no usable width: the heap alone, until it grows twice as large
     }
+    const std::uint64_t nb = ring_size_for(n);
+    if (nb != nb_) {
+      head_.assign(nb, kNone);
+      bits_.assign(nb / 64, 0);
+      nb_ = nb;
+      mask_ = nb - 1;
+    }
+    // Take the heap's keys out and place them again.
+    std::vector<std::uint32_t>& slots = scratch_;
+    slots.clear();
+    for (std::uint32_t k = 0; k < heap_size_; ++k) slots.push_back(keys_[k].slot);
     heap_only_ = false;
     heap_limit_ = kNone;
     width_ = width;
     inv_width_ = inv;
     origin_ = t0;
-    const std::uint64_t nb = ring_size_for(n);
-    if (nb != nb_) {
-      nb_ = nb;
-      mask_ = nb - 1;
-      head_.assign(nb, kNone);
-      bits_.assign(nb / 64, 0);
-    }
     set_cur(0);
     epoch_pops_ = pops_;
     epoch_time_ = t0;
-    // Take the heap's keys out and place them again.
-    std::vector<std::uint32_t>& slots = scratch_;
-    slots.clear();
-    for (std::uint32_t k = 0; k < heap_size_; ++k) slots.push_back(keys_[k].slot);
     heap_size_ = 0;
     for (const std::uint32_t s : slots) {
       const double x = bucket_x(s);
