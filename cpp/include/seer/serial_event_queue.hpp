@@ -295,7 +295,12 @@ class SerialEventQueue {
         migrate_far();
         continue;
       }
-      load_bucket(b);
+      if (!load_bucket(b)) {
+        // No memory for the run: the heap alone serves (a complete queue),
+        // so that pop neither throws nor loses the event it took.
+        gather_into_heap();
+        heap_only(std::max<std::uint32_t>(kHeapOnlyLimit, 2 * size_));
+      }
       return;
     }
   }
@@ -319,16 +324,17 @@ class SerialEventQueue {
     return kNoBucket;
   }
 
-  // The bucket becomes the run: its keys, sorted once. (The bucket leaves
-  // the ring only after the buffers grew: a throw leaves the queue intact.)
-  void load_bucket(std::uint64_t b) {
+  // The bucket becomes the run: its keys, sorted once. False, with the
+  // queue unchanged, when the buffers could not grow (the bucket leaves the
+  // ring only after they did).
+  bool load_bucket(std::uint64_t b) {
     const std::uint64_t i = b & mask_;
     std::uint32_t n = 0;
     for (std::uint32_t s = head_[i]; s != kNone; s = next_[s]) {
-      if (n == gather_.size()) gather_.resize(2 * n);
+      if (n == gather_.size() && !grow_gather()) return false;
       gather_[n++] = key_of(s);
     }
-    if (std::max(n, kSmallRun) > run_capacity_) grow_run(std::max(n, kSmallRun));
+    if (std::max(n, kSmallRun) > run_capacity_ && !grow_run(std::max(n, kSmallRun))) return false;
     set_cur(b);
     head_[i] = kNone;
     bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
@@ -338,6 +344,17 @@ class SerialEventQueue {
       sort_run<true>(n);
     } else {
       sort_run<false>(n);
+    }
+    return true;
+  }
+
+  // Rare (a bucket larger than any before), out of the loop that gathers.
+  bool grow_gather() noexcept {
+    try {
+      gather_.resize(2 * gather_.size());
+      return true;
+    } catch (const std::bad_alloc&) {
+      return false;
     }
   }
 
@@ -381,14 +398,17 @@ class SerialEventQueue {
     for (std::uint32_t a = 0; a < kN; ++a) run_[rank[a]] = in[a];
   }
 
-  void grow_run(std::uint32_t need) {
-    while (run_capacity_ < need) run_capacity_ = run_capacity_ == 0 ? 64 : 2 * run_capacity_;
-    auto* raw = static_cast<unsigned char*>(
-        ::operator new(sizeof(Key) * std::size_t{run_capacity_}, std::align_val_t{kLine}));
-    Buffer buf(raw);
-    Key* run = reinterpret_cast<Key*>(raw);
-    run_buf_ = std::move(buf);
-    run_ = run;
+  // False, with the old (empty) run kept, if the allocation fails.
+  bool grow_run(std::uint32_t need) noexcept {
+    std::uint32_t capacity = run_capacity_;
+    while (capacity < need) capacity = capacity == 0 ? 64 : 2 * capacity;
+    auto* raw = static_cast<unsigned char*>(::operator new(
+        sizeof(Key) * std::size_t{capacity}, std::align_val_t{kLine}, std::nothrow));
+    if (raw == nullptr) return false;
+    run_buf_.reset(raw);
+    run_ = reinterpret_cast<Key*>(raw);
+    run_capacity_ = capacity;
+    return true;
   }
 
   // Far events that the ring now reaches move into it.
@@ -479,18 +499,25 @@ class SerialEventQueue {
     }
     const double inv = 1.0 / width;
     // Heap-only until the calendar is set up: every event is in the heap,
-    // so that state is consistent if an allocation below throws.
+    // which is where they stay if an allocation below fails (rebuild never
+    // throws: push and pop call it after they changed the queue).
     heap_only(std::max<std::uint32_t>(kHeapOnlyLimit, 2 * heap_size_));
     if (n < kHeapOnlyLimit / 2 || !std::isfinite(t0) || !(width > 0.0) || !std::isfinite(width) ||
         !(inv > 0.0) || !std::isfinite(inv)) {
       return;  // no usable width: the heap alone, until it grows twice as large
     }
     const std::uint64_t nb = ring_size_for(n);
-    if (nb != nb_) {
-      head_.assign(nb, kNone);
-      bits_.assign(nb / 64, 0);
-      nb_ = nb;
-      mask_ = nb - 1;
+    try {
+      if (nb != nb_) {
+        nb_ = 0;  // until head_ and bits_ both have the new size
+        head_.assign(nb, kNone);
+        bits_.assign(nb / 64, 0);
+        nb_ = nb;
+        mask_ = nb - 1;
+      }
+      scratch_.reserve(n);
+    } catch (const std::bad_alloc&) {
+      return;
     }
     // Take the heap's keys out and place them again.
     std::vector<std::uint32_t>& slots = scratch_;
