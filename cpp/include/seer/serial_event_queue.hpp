@@ -26,6 +26,9 @@
 // times, or a NaN time pushed) every event goes to the heap, which is a
 // complete queue by itself ("heap only"); a heap-only queue tries a calendar
 // again once it holds twice as many events (256 at first).
+// The same fallback keeps the queue whole when memory runs out: a bucket or
+// rebuild that cannot allocate leaves every event in the heap, so pop never
+// throws, and push throws std::bad_alloc only before it changed anything.
 //
 // The keys are session 5's: (time as an order-preserving integer, source <<
 // 32 | seq), compared as one 128-bit number. That packing is exact while
