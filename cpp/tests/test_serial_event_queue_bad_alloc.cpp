@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "queue_check.hpp"
 #include "seer/event.hpp"
 #include "seer/serial_event_queue.hpp"
 
@@ -81,22 +82,10 @@ void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept 
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const char* what, std::uint64_t seed, long step) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s (stream %llu, operation %ld)\n", what,
-                 static_cast<unsigned long long>(seed), step);
-    if (++failures > 20) std::exit(1);
-  }
-}
-
-bool same_event(const seer::Event& a, const seer::Event& b) {
-  return std::memcmp(&a, &b, sizeof(seer::Event)) == 0;
-}
-
-using Reference =
-    std::priority_queue<seer::Event, std::vector<seer::Event>, seer::EventAfter>;
+using queue_check::expect;
+using queue_check::failures;
+using queue_check::Reference;
+using queue_check::same_event;
 
 struct Totals {
   std::uint64_t push_throws = 0;

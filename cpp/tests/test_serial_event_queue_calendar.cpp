@@ -30,27 +30,16 @@
 #include <tuple>
 #include <vector>
 
+#include "queue_check.hpp"
 #include "seer/event.hpp"
 #include "seer/serial_event_queue.hpp"
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const char* what, std::uint64_t seed, long step) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s (stream %llu, operation %ld)\n", what,
-                 static_cast<unsigned long long>(seed), step);
-    if (++failures > 20) std::exit(1);
-  }
-}
-
-bool same_event(const seer::Event& a, const seer::Event& b) {
-  return std::memcmp(&a, &b, sizeof(seer::Event)) == 0;
-}
-
-using Reference =
-    std::priority_queue<seer::Event, std::vector<seer::Event>, seer::EventAfter>;
+using queue_check::expect;
+using queue_check::failures;
+using queue_check::Reference;
+using queue_check::same_event;
 using KeyTuple = std::tuple<double, seer::EntityId, std::uint64_t>;
 
 KeyTuple key(const seer::Event& e) { return {e.time + 0.0, e.source, e.seq}; }

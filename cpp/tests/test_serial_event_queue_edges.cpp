@@ -24,27 +24,16 @@
 #include <random>
 #include <vector>
 
+#include "queue_check.hpp"
 #include "seer/event.hpp"
 #include "seer/serial_event_queue.hpp"
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, const char* what, int shape, std::uint64_t seed, long step) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s (shape %d, stream %llu, operation %ld)\n", what, shape,
-                 static_cast<unsigned long long>(seed), step);
-    if (++failures > 20) std::exit(1);
-  }
-}
-
-bool same_event(const seer::Event& a, const seer::Event& b) {
-  return std::memcmp(&a, &b, sizeof(seer::Event)) == 0;
-}
-
-using Reference =
-    std::priority_queue<seer::Event, std::vector<seer::Event>, seer::EventAfter>;
+using queue_check::expect;
+using queue_check::failures;
+using queue_check::Reference;
+using queue_check::same_event;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -112,20 +101,20 @@ double run_stream(Shape shape, std::uint64_t seed, long ops) {
       reference.push(e);
     } else {
       const seer::Event want = reference.top();
-      expect(queue.top_time() == want.time, "top_time", shape, seed, op);
-      expect(same_event(queue.top(), want), "top", shape, seed, op);
-      expect(same_event(queue.pop(), want), "pop order", shape, seed, op);
+      expect(queue.top_time() == want.time, "top_time", seed, op, shape);
+      expect(same_event(queue.top(), want), "top", seed, op, shape);
+      expect(same_event(queue.pop(), want), "pop order", seed, op, shape);
       reference.pop();
       if (std::isfinite(want.time) && want.time > now) now = want.time;
     }
-    expect(queue.size() == reference.size(), "size", shape, seed, op);
+    expect(queue.size() == reference.size(), "size", seed, op, shape);
     if (queue.calendar_stats().in_use) ++calendar_ops;
   }
   while (!reference.empty()) {
-    expect(same_event(queue.pop(), reference.top()), "drain order", shape, seed, ops);
+    expect(same_event(queue.pop(), reference.top()), "drain order", seed, ops, shape);
     reference.pop();
   }
-  expect(queue.empty(), "drained", shape, seed, ops);
+  expect(queue.empty(), "drained", seed, ops, shape);
   return static_cast<double>(calendar_ops) / static_cast<double>(ops);
 }
 
@@ -139,7 +128,7 @@ int main() {
     for (std::uint64_t seed = 1; seed <= streams; ++seed) share += run_stream(shape, seed, 20000);
     share /= streams;
     std::printf("%s: calendar in use for %.0f%% of operations\n", names[shape], 100.0 * share);
-    expect(share > 0.5, "the calendar was in use for most operations", shape, 0, 0);
+    expect(share > 0.5, "the calendar was in use for most operations", 0, 0, shape);
   }
   if (failures != 0) {
     std::fprintf(stderr, "%d failure(s)\n", failures);

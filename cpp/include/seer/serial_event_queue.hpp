@@ -414,6 +414,19 @@ class SerialEventQueue {
     return true;
   }
 
+  // Puts the event in slot `s` where its bucket says: the side heap (the
+  // current bucket or before), the ring, or the far list.
+  void place(std::uint32_t s) {
+    const double x = bucket_x(s);
+    if (x < near_end_) {
+      heap_push(s);
+    } else if (x < ring_end_) {
+      link_ring(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)), s);
+    } else {
+      link_far(s, x);
+    }
+  }
+
   // Far events that the ring now reaches move into it.
   void migrate_far() {
     std::uint32_t s = far_head_;
@@ -421,14 +434,7 @@ class SerialEventQueue {
     far_min_x_ = std::numeric_limits<double>::infinity();
     while (s != kNone) {
       const std::uint32_t n = next_[s];
-      const double x = bucket_x(s);
-      if (x < near_end_) {
-        heap_push(s);
-      } else if (x < ring_end_) {
-        link_ring(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)), s);
-      } else {
-        link_far(s, x);
-      }
+      place(s);
       s = n;
     }
   }
@@ -535,16 +541,7 @@ class SerialEventQueue {
     epoch_pops_ = pops_;
     epoch_time_ = t0;
     heap_size_ = 0;
-    for (const std::uint32_t s : slots) {
-      const double x = bucket_x(s);
-      if (x < near_end_) {
-        heap_push(s);
-      } else if (x < ring_end_) {
-        link_ring(static_cast<std::uint64_t>(static_cast<std::int64_t>(x)), s);
-      } else {
-        link_far(s, x);
-      }
-    }
+    for (const std::uint32_t s : slots) place(s);
   }
 
   // ---- heap ----
