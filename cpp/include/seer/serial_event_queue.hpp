@@ -124,12 +124,8 @@ class SerialEventQueue {
 
   // Drops every event; keeps the buffers and the width.
   void clear() {
-    for (std::size_t w = 0; w < bits_.size(); ++w) {
-      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
-        head_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(word))] = kNone;
-      }
-      bits_[w] = 0;
-    }
+    for_each_full_bucket([&](std::size_t b) { head_[b] = kNone; });
+    std::fill(bits_.begin(), bits_.end(), 0);
     size_ = 0;
     heap_size_ = 0;
     run_head_ = run_end_ = 0;
@@ -154,13 +150,9 @@ class SerialEventQueue {
   void for_each(Fn&& fn) const {
     for (std::uint32_t i = 0; i < heap_size_; ++i) fn(slab_[keys_[i].slot]);
     for (std::uint32_t i = run_head_; i < run_end_; ++i) fn(slab_[run_[i].slot]);
-    for (std::size_t w = 0; w < bits_.size(); ++w) {
-      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
-        const std::size_t b = w * 64 + static_cast<std::size_t>(__builtin_ctzll(word));
-        for (std::uint32_t s = head_[b]; s != kNone; s = next_[s]) fn(slab_[s]);
-      }
-    }
-    for (std::uint32_t s = far_head_; s != kNone; s = next_[s]) fn(slab_[s]);
+    auto visit = [&](std::uint32_t s) { fn(slab_[s]); };
+    for_each_full_bucket([&](std::size_t b) { for_each_in_list(head_[b], visit); });
+    for_each_in_list(far_head_, visit);
   }
 
  private:
@@ -227,6 +219,27 @@ class SerialEventQueue {
   double bucket_x(std::uint32_t slot) const { return (slab_[slot].time - origin_) * inv_width_; }
 
   // ---- calendar ----
+
+  // Calls fn(b) for each non-empty ring bucket b.
+  template <class Fn>
+  void for_each_full_bucket(Fn&& fn) const {
+    for (std::size_t w = 0; w < bits_.size(); ++w) {
+      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
+        fn(w * 64 + static_cast<std::size_t>(__builtin_ctzll(word)));
+      }
+    }
+  }
+
+  // Calls fn(s) for each slot of the list starting at `head`; fn may link s
+  // into another list (its successor is read first).
+  template <class Fn>
+  void for_each_in_list(std::uint32_t head, Fn&& fn) const {
+    for (std::uint32_t s = head; s != kNone;) {
+      const std::uint32_t n = next_[s];
+      fn(s);
+      s = n;
+    }
+  }
 
   // Ring buckets are placed from x in [cur_ + 1, cur_ + nb_), below 2^53:
   // the conversion goes through int64 (one instruction; uint64 takes a test).
@@ -429,14 +442,10 @@ class SerialEventQueue {
 
   // Far events that the ring now reaches move into it.
   void migrate_far() {
-    std::uint32_t s = far_head_;
+    const std::uint32_t far = far_head_;
     far_head_ = kNone;
     far_min_x_ = std::numeric_limits<double>::infinity();
-    while (s != kNone) {
-      const std::uint32_t n = next_[s];
-      place(s);
-      s = n;
-    }
+    for_each_in_list(far, [&](std::uint32_t s) { place(s); });
   }
 
   // Every kEpochPops pops: rebuilds when the measured density asks for a
@@ -467,23 +476,13 @@ class SerialEventQueue {
   void gather_into_heap() {
     for (std::uint32_t i = run_head_; i < run_end_; ++i) heap_push(run_[i].slot);
     run_head_ = run_end_ = 0;
-    for (std::size_t w = 0; w < bits_.size(); ++w) {
-      for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
-        const std::size_t b = w * 64 + static_cast<std::size_t>(__builtin_ctzll(word));
-        for (std::uint32_t s = head_[b]; s != kNone;) {
-          const std::uint32_t n = next_[s];
-          heap_push(s);
-          s = n;
-        }
-        head_[b] = kNone;
-      }
-      bits_[w] = 0;
-    }
-    for (std::uint32_t s = far_head_; s != kNone;) {
-      const std::uint32_t n = next_[s];
-      heap_push(s);
-      s = n;
-    }
+    auto to_heap = [&](std::uint32_t s) { heap_push(s); };
+    for_each_full_bucket([&](std::size_t b) {
+      for_each_in_list(head_[b], to_heap);
+      head_[b] = kNone;
+    });
+    std::fill(bits_.begin(), bits_.end(), 0);
+    for_each_in_list(far_head_, to_heap);
     far_head_ = kNone;
     far_min_x_ = std::numeric_limits<double>::infinity();
   }
