@@ -338,20 +338,32 @@ class DictBridge {
   }
 
   // True when `d` is exactly {live[j]: row rows_[j] of `buffer`}, in that order.
-  bool same_rows(PyObject* d, const py::list& live, const ObservationBuffer& buffer) const {
-    if (static_cast<std::size_t>(PyDict_Size(d)) != rows_.size()) return false;
-    if (const DictEntry* e = dict_entries(d)) {
-      for (std::size_t j = 0; j < rows_.size(); ++j) {
-        if (e[j].key != PyList_GET_ITEM(live.ptr(), j) || e[j].value != buffer.row(rows_[j])) {
-          return false;
-        }
+  bool same_rows(PyObject* d, const py::list& live, const ObservationBuffer& buffer) {
+    if (!items_in_order(d, live, dict_entries(d))) return false;
+    for (std::size_t j = 0; j < rows_.size(); ++j) {
+      if (values_[j] != buffer.row(rows_[j])) return false;
+    }
+    return true;
+  }
+
+  // When `d`'s keys are exactly live's, in that order: true, with its values
+  // in values_ (borrowed). `entries`: d's items read in place, or nullptr.
+  bool items_in_order(PyObject* d, const py::list& live, const DictEntry* entries) {
+    const std::size_t count = rows_.size();
+    if (static_cast<std::size_t>(PyDict_GET_SIZE(d)) != count) return false;
+    values_.resize(count);
+    if (entries != nullptr) {
+      for (std::size_t j = 0; j < count; ++j) {
+        if (entries[j].key != PyList_GET_ITEM(live.ptr(), j)) return false;
+        values_[j] = entries[j].value;
       }
       return true;
     }
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     for (std::size_t j = 0; PyDict_Next(d, &pos, &key, &value); ++j) {
-      if (key != PyList_GET_ITEM(live.ptr(), j) || value != buffer.row(rows_[j])) return false;
+      if (key != PyList_GET_ITEM(live.ptr(), j)) return false;
+      values_[j] = value;
     }
     return true;
   }
@@ -458,23 +470,9 @@ class DictBridge {
   // evicted them from the cache).
   template <class Keep, class Make>
   bool refill(PyObject* d, const py::list& live, Keep keep, Make make) {
-    const std::size_t count = rows_.size();
-    if (static_cast<std::size_t>(PyDict_GET_SIZE(d)) != count) return false;
-    values_.resize(count);
     DictEntry* entries = dict_entries(d);
-    if (entries != nullptr) {
-      for (std::size_t j = 0; j < count; ++j) {
-        if (entries[j].key != PyList_GET_ITEM(live.ptr(), j)) return false;
-        values_[j] = entries[j].value;
-      }
-    } else {
-      Py_ssize_t pos = 0;
-      PyObject *key, *value;
-      for (std::size_t j = 0; PyDict_Next(d, &pos, &key, &value); ++j) {
-        if (key != PyList_GET_ITEM(live.ptr(), j)) return false;
-        values_[j] = value;
-      }
-    }
+    if (!items_in_order(d, live, entries)) return false;
+    const std::size_t count = rows_.size();
     for (std::size_t j = 0; j < count; ++j) {
       if (j + kAhead < count) prefetch_object(values_[j + kAhead]);
       if (j + kAhead / 2 < count) prefetch_dict_table(values_[j + kAhead / 2]);
