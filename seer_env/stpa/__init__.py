@@ -557,21 +557,21 @@ def _decide(
 
     ``pool`` is the static model's predicted optimum (``plan.best`` threads).
     """
-    if contended and plan.best > 1 and plan.predicted.get(plan.best, math.inf) < serial_s:
-        if pool in allowed:
-            # The static model (load-free) predicts that the pool pays here. Under
-            # load its preflight copy measures the first steps, which stall before
-            # the adaptive pool sheds; at run time the pool sheds within a step or
-            # two and steps at the serial loop's speed or better while the load
-            # lasts, and uses every core when it goes.
-            reason = (
-                f"{pool.label}: the static model's optimum, measured under contention "
-                f"(fastest step {scores[pool] * 1e6:.1f} us, "
-                f"serial {scores[SERIAL] * 1e6:.1f} us); "
-                "the adaptive pool sheds threads while the load lasts"
-            )
-            return pool, reason
-    if contended and any(p > 1 and s < serial_s for p, s in plan.predicted.items()):
+    # Pool sizes the static model (load-free) predicts to beat serial.
+    paying = {p for p, seconds in plan.predicted.items() if p > 1 and seconds < serial_s}
+    if contended and plan.best in paying and pool in allowed:
+        # Under load the optimum's preflight copy measures the first steps,
+        # which stall before the adaptive pool sheds; at run time the pool
+        # sheds within a step or two and steps at the serial loop's speed or
+        # better while the load lasts, and uses every core when it goes.
+        reason = (
+            f"{pool.label}: the static model's optimum, measured under contention "
+            f"(fastest step {scores[pool] * 1e6:.1f} us, "
+            f"serial {scores[SERIAL] * 1e6:.1f} us); "
+            "the adaptive pool sheds threads while the load lasts"
+        )
+        return pool, reason
+    if contended and paying:
         return _pick_contended(allowed, scores)
     # Quiet, or contended where the static model predicts that no pool pays
     # even on free cores (a tiny env): the fewest threads within TIE.
