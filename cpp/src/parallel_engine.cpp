@@ -35,13 +35,17 @@ std::uint64_t nanos_between(Clock::time_point a, Clock::time_point b) {
 // instance's position in the batch.
 struct alignas(64) ParallelEngine::Worker final : EventSink {
   void emit(const Event& event) override {
+    EventNode* node = pool.allocate(event);
     if (event.target == current) {  // self-event: straight into the owner-private heap
-      inst->queues[current].push_local(event);
+      try {
+        inst->queues[current].push_local(node);
+      } catch (...) {  // the heap could not grow: the node goes back, the handler fails
+        pool.release(node);
+        throw;
+      }
       ++local_pushes;
       return;
     }
-    EventNode* node = pool.allocate();
-    node->event = event;
     inst->queues[event.target].push_remote(node);
     per[inst_index].min = std::min(per[inst_index].min, event.time);
   }
@@ -425,9 +429,11 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
   me.inst = &inst;
   me.inst_index = i;
   me.current = e;
-  q.drain(me.pool);
+  q.drain();
   while (q.top_time() < horizon) {
-    const Event event = q.pop();
+    // Handled where its producer wrote it; the node goes back to my pool after.
+    EventNode* node = q.pop();
+    const Event& event = node->event;
     try {
       if (window.event_budget != 0 && ++me.per[i].unreported == kBudgetBatch) {
         // relaxed: a counter; no data is published with it.
@@ -441,10 +447,12 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
       // This entity stops at its first failure; the others finish the round
       // so that the failure with the smallest serial key can be reported.
       inst.fail({Phase::kEvent, event.time, event.source, event.seq});
+      me.pool.release(node);
       return;
     }
     ++me.per[i].events;
     if (event.source != event.target) ++me.per[i].cross_events;
+    me.pool.release(node);
   }
   inst.update_scan_top(e);
   me.per[i].min = std::min(me.per[i].min, q.scan_top());

@@ -36,7 +36,8 @@ void ParallelExecutor::set_serial_layout(bool serial) {
   } else {
     serial_.collect_pending(moving_);
     serial_.clear();
-    for (const Event& ev : moving_) instance_.queues[ev.target].push_local(ev);
+    NodePool& pool = engine_->caller_pool();
+    for (const Event& ev : moving_) instance_.queues[ev.target].push_local(pool.allocate(ev));
     for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
   }
   serial_layout_ = serial;
@@ -47,7 +48,7 @@ void ParallelExecutor::insert(const Event& event) {
     serial_.insert(event);
     return;
   }
-  instance_.queues[event.target].push_local(event);
+  instance_.queues[event.target].push_local(engine_->caller_pool().allocate(event));
   instance_.update_scan_top(event.target);
 }
 

@@ -76,7 +76,7 @@ struct CountingProducerPool {
 // Consumer-side state of one queue; touched by one thread at a time (the
 // consumer during a round, the main thread between rounds).
 struct Consumer {
-  seer::NodePool pool;                  // drain() returns nodes here
+  seer::NodePool pool;                  // popped nodes return here
   std::vector<std::uint32_t> count;     // per id, how many times popped
   std::uint64_t popped = 0;
   std::uint64_t popped_since_empty = 0;  // see scribble()
@@ -107,7 +107,9 @@ void pop_batch(seer::LocalQueue& queue, Consumer& c, unsigned q, std::size_t lim
   seer::Event last;
   for (std::size_t i = 0; i < limit && !queue.empty_local(); ++i) {
     const double top_time = queue.top_time();
-    const seer::Event e = queue.pop();
+    seer::EventNode* node = queue.pop();
+    const seer::Event e = node->event;
+    c.pool.release(node);  // as a worker does once the event is handled
     if (e.time != top_time) fail("pop() differs from top_time()");
     if (have_last && !seer::key_less(last, e)) fail("heap popped out of key order", e.source, e.seq);
     check_event(e, q);
@@ -125,7 +127,7 @@ void pop_batch(seer::LocalQueue& queue, Consumer& c, unsigned q, std::size_t lim
 
 void drain(seer::LocalQueue& queue, Consumer& c, unsigned q) {
   drain_epoch[q].fetch_add(1, std::memory_order_seq_cst);  // odd: draining
-  queue.drain(c.pool);
+  queue.drain();
   drain_epoch[q].fetch_add(1, std::memory_order_seq_cst);  // even: done
 }
 
@@ -138,11 +140,11 @@ void poison(seer::Event& e) {
   e.seq = ~0ULL;
 }
 
-// Reuses the nodes of the latest drains, as a worker's pool does when its
+// Reuses the nodes of the latest pops, as a worker's pool does when its
 // handlers emit: a producer that still touched a node after pushing it
 // would race with these writes (TSAN) or read poison. Called with an empty
-// heap, so the free list holds every node drained so far and its top holds
-// the `popped_since_empty` nodes of the drains since the heap was last empty
+// heap, so the free list holds every node popped so far and its top holds
+// the `popped_since_empty` nodes popped since the heap was last empty
 // (allocate-then-release-in-reverse keeps the list's order).
 void scribble(Consumer& c) {
   std::vector<seer::EventNode*>& taken = c.scratch;
@@ -244,12 +246,14 @@ void test_reuse_right_after_push() {
   });
   for (int i = 0; i < kHandoffs; ++i) {
     while (pushed.load(std::memory_order_relaxed) != i + 1) std::this_thread::yield();
-    queue.drain(consumer_pool);
-    seer::EventNode* reused = consumer_pool.allocate();  // the node just drained
-    poison(reused->event);
-    consumer_pool.release(reused);
-    if (queue.empty_local() || queue.pop().seq != static_cast<std::uint64_t>(i)) {
+    queue.drain();
+    if (queue.empty_local()) {
       fail("handoff: event lost", i);
+    } else {
+      seer::EventNode* node = queue.pop();  // the node just drained
+      if (node->event.seq != static_cast<std::uint64_t>(i)) fail("handoff: wrong event", i);
+      poison(node->event);
+      consumer_pool.release(node);
     }
     pushed.store(-(i + 1), std::memory_order_relaxed);
   }
@@ -271,8 +275,8 @@ void test_scan_top() {
     return e;
   };
   if (queue.earliest() != inf || queue.scan_top() != inf) fail("new queue: earliest not +inf");
-  queue.push_local(event_at(5.0, 1));
-  queue.push_local(event_at(3.0, 2));
+  queue.push_local(pool.allocate(event_at(5.0, 1)));
+  queue.push_local(pool.allocate(event_at(3.0, 2)));
   if (queue.earliest() != inf) fail("earliest moved before update_scan_top()");
   queue.update_scan_top();
   if (queue.earliest() != 3.0 || queue.scan_top() != 3.0) fail("earliest != heap top");
@@ -281,12 +285,17 @@ void test_scan_top() {
   node->event = event_at(2.0, 3);
   queue.push_remote(node);
   if (queue.earliest() != 2.0) fail("earliest ignores the inbox bound");
-  queue.drain(pool);  // the inbox bound resets; the heap now holds 2.0, not yet copied
+  queue.drain();  // the inbox bound resets; the heap now holds 2.0, not yet copied
   if (queue.earliest() != 3.0) fail("earliest after drain, before update_scan_top()");
   queue.update_scan_top();
-  if (queue.earliest() != 2.0 || queue.pop().seq != 3) fail("earliest after drain and update_scan_top()");
-  queue.pop();
-  queue.pop();
+  auto pop_seq = [&] {
+    seer::EventNode* n = queue.pop();
+    const std::uint64_t seq = n->event.seq;
+    pool.release(n);
+    return seq;
+  };
+  if (queue.earliest() != 2.0 || pop_seq() != 3) fail("earliest after drain and update_scan_top()");
+  if (pop_seq() != 2 || pop_seq() != 1) fail("heap pops out of key order");
   queue.update_scan_top();
   if (queue.earliest() != inf || queue.top_address() != nullptr) fail("emptied queue");
 }
@@ -336,7 +345,7 @@ int main() {
   // Final drain on the main thread: everything must come out sorted.
   std::uint64_t total_popped = 0;
   for (unsigned q = 0; q < kQueues; ++q) {
-    queues[q].drain(consumers[q].pool);
+    queues[q].drain();
     pop_batch(queues[q], consumers[q], q, static_cast<std::size_t>(-1));
     if (queues[q].size() != 0 || !queues[q].empty_local()) fail("queue not empty at the end", q);
     total_popped += consumers[q].popped;

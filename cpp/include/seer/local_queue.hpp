@@ -1,9 +1,10 @@
 // Layer 1 of the dual-layer event queue: one LocalQueue per entity.
 //
-// Producers (any worker) push events into a lock-free MPSC inbox (a CAS
+// Producers (any worker) push event nodes into a lock-free MPSC inbox (a CAS
 // pushed intrusive stack). The single consumer, the worker holding the
-// entity, drains the inbox into a private min-heap in key order and pops from
-// it without atomics. Inbox order does not matter: the heap restores the
+// entity, drains the inbox into a private min-heap of those nodes in key
+// order and pops from it without atomics; the event stays in the node its
+// producer wrote. Inbox order does not matter: the heap restores the
 // (time, source, seq) order. The whole queue is one cache line, which also
 // holds what the parallel executor's per-round scan reads (update_scan_top()).
 #pragma once
@@ -17,55 +18,10 @@
 #include <vector>
 
 #include "seer/event.hpp"
-#include "seer/event_heap.hpp"
+#include "seer/node_heap.hpp"
+#include "seer/node_pool.hpp"
 
 namespace seer {
-
-struct EventNode {
-  Event event;
-  EventNode* next = nullptr;
-};
-
-// Per-worker free list of nodes, grown in blocks and never shrunk, so that
-// after warm-up a step allocates nothing. Nodes migrate between pools
-// (allocated by the producer, freed by the consumer): fine, each pool is only
-// touched by its own worker. Not thread-safe.
-class NodePool {
- public:
-  static constexpr std::size_t kBlock = 256;
-
-  // A free node; allocates a block of kBlock nodes when none is left.
-  EventNode* allocate() {
-    if (free_ == nullptr) grow();
-    EventNode* n = free_;
-    free_ = n->next;
-    --free_count_;
-    return n;
-  }
-  // Takes n back (from any pool). Does not allocate.
-  void release(EventNode* n) {
-    n->next = free_;
-    free_ = n;
-    ++free_count_;
-  }
-  std::size_t free_count() const { return free_count_; }
-  // Moves up to n free nodes to `to`. Nodes migrate from the pools of
-  // producers to those of consumers; without moving them back, a producer
-  // keeps allocating blocks while a consumer's free list only grows.
-  void give(NodePool& to, std::size_t n) {
-    for (; n != 0 && free_ != nullptr; --n) to.release(allocate());
-  }
-
- private:
-  void grow() {
-    blocks_.push_back(std::make_unique<EventNode[]>(kBlock));
-    EventNode* block = blocks_.back().get();
-    for (std::size_t i = 0; i < kBlock; ++i) release(&block[i]);
-  }
-  EventNode* free_ = nullptr;
-  std::size_t free_count_ = 0;
-  std::vector<std::unique_ptr<EventNode[]>> blocks_;
-};
 
 // Time as ordered bits: for non-negative doubles (event times are >= 0) the
 // IEEE bit patterns order like the values, so an atomic integer min works.
@@ -119,9 +75,9 @@ class alignas(64) LocalQueue {
 
   // -- Consumer side: only the thread holding the entity. Not thread-safe;
   // no atomics but in drain(). The heap may allocate when it grows.
-  // Moves every inbox event into the heap, returning nodes to `pool`. Does
-  // not block; allocates only if the heap grows.
-  void drain(NodePool& pool) {
+  // Moves every inbox node into the heap. Does not block; allocates only if
+  // the heap grows.
+  void drain() {
     // relaxed: an empty-check only; a node pushed just after is drained next time.
     if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
     // seq_cst: the reset must be ordered before the exchange below (a
@@ -132,15 +88,18 @@ class alignas(64) LocalQueue {
     EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
     while (n != nullptr) {
       EventNode* next = n->next;
-      push_local(n->event);
-      pool.release(n);
+      heap_.push(n);
       n = next;
     }
   }
-  void push_local(const Event& e) { heap_.push(e); }
+  // Adds a node straight to the heap (a self-event, or an event inserted
+  // between steps); the queue holds it until pop().
+  void push_local(EventNode* node) { heap_.push(node); }
   bool empty_local() const { return heap_.empty(); }
   const Event& top() const { return heap_.top(); }
-  Event pop() { return heap_.pop(); }
+  // The earliest heap node; the caller hands it to a NodePool once its event
+  // is handled.
+  EventNode* pop() { return heap_.pop(); }
   // Time of the earliest heap event (+inf when empty).
   double top_time() const { return heap_.top_time(); }
   // Where the earliest heap event lives (null when empty), for prefetching.
@@ -177,8 +136,8 @@ class alignas(64) LocalQueue {
   // -- Outside a step (single-threaded; not thread-safe). clear() does not
   // allocate; for_each() and size() walk the inbox and allocate nothing.
   void clear(NodePool& pool) {
-    drain(pool);
-    heap_.clear();
+    drain();
+    heap_.clear(pool);
   }
   template <class Fn>
   void for_each(Fn&& fn) const {
@@ -203,7 +162,7 @@ class alignas(64) LocalQueue {
   // cache line as the inbox bound so a scan brings in what a drain touches.
   double scan_top_ = std::numeric_limits<double>::infinity();
   const Event* scan_event_ = nullptr;
-  EventHeap heap_;  // owner-private, key order
+  NodeHeap heap_;  // owner-private, key order
 };
 // A scan or a drain touches one line of an entity's queue (plus its buffer).
 static_assert(sizeof(LocalQueue) == 64, "LocalQueue is one cache line");

@@ -1,0 +1,72 @@
+// Event nodes and the per-worker pools they come from.
+//
+// In the parallel executor an event lives in one node from the moment its
+// handler's emit() writes it until the handler of its target has run: the
+// node travels through the target's inbox into its heap (NodeHeap) and is
+// handled in place, so an event is written once and never copied again.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "seer/event.hpp"
+
+namespace seer {
+
+// Two cache lines: a node never shares a line with another node, so a
+// producer writing one does not disturb a consumer reading its neighbour.
+struct alignas(64) EventNode {
+  Event event;
+  EventNode* next = nullptr;  // inbox link, then free-list link
+};
+static_assert(sizeof(EventNode) == 128, "EventNode is two cache lines");
+
+// Per-worker free list of nodes, grown in blocks and never shrunk, so that
+// after warm-up a step allocates nothing. Nodes migrate between pools
+// (allocated by the producer, freed by whoever handled the event): fine, each
+// pool is only touched by its own worker. Not thread-safe.
+class NodePool {
+ public:
+  static constexpr std::size_t kBlock = 256;
+
+  // A free node; allocates a block of kBlock nodes when none is left.
+  EventNode* allocate() {
+    if (free_ == nullptr) grow();
+    EventNode* n = free_;
+    free_ = n->next;
+    --free_count_;
+    return n;
+  }
+  // A free node holding a copy of `event` (allocate() + one copy).
+  EventNode* allocate(const Event& event) {
+    EventNode* n = allocate();
+    n->event = event;
+    return n;
+  }
+  // Takes n back (from any pool). Does not allocate.
+  void release(EventNode* n) {
+    n->next = free_;
+    free_ = n;
+    ++free_count_;
+  }
+  std::size_t free_count() const { return free_count_; }
+  // Moves up to n free nodes to `to`. Nodes migrate from the pools of
+  // producers to those of consumers; without moving them back, a producer
+  // keeps allocating blocks while a consumer's free list only grows.
+  void give(NodePool& to, std::size_t n) {
+    for (; n != 0 && free_ != nullptr; --n) to.release(allocate());
+  }
+
+ private:
+  void grow() {
+    blocks_.push_back(std::make_unique<EventNode[]>(kBlock));
+    EventNode* block = blocks_.back().get();
+    for (std::size_t i = 0; i < kBlock; ++i) release(&block[i]);
+  }
+  EventNode* free_ = nullptr;
+  std::size_t free_count_ = 0;
+  std::vector<std::unique_ptr<EventNode[]>> blocks_;
+};
+
+}  // namespace seer
