@@ -12,6 +12,7 @@ from seer_env.bench import __main__ as bench
 from seer_env.bench import contention, report
 from seer_env.bench.groups import Target
 from seer_env.bench.regret import regret_row
+from seer_env.bench.timing import MAX_TURN_GROWTH, Case, run_interleaved
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -235,8 +236,76 @@ def test_dict_overhead_lines_give_the_cost_per_agent_and_the_ceiling():
     got = [{"name": n, "median_ms": m, "agents": 4000} for n, m in medians.items()]
     got.append({"name": "arrays parallel-2", "median_ms": 4.5, "agents": 4000})
     assert dict_overhead_lines(got) == [
-        "dict - arrays, serial: 1.000 ms, 0.250 us per agent (target <= 0.25)",
-        "dict - arrays, parallel-2: 0.500 ms, 0.125 us per agent (target <= 0.25)",
+        "dict - arrays, serial (difference of medians): 1.000 ms, 0.250 us per agent "
+        "(target <= 0.25)",
+        "dict - arrays, parallel-2 (difference of medians): 0.500 ms, 0.125 us per agent "
+        "(target <= 0.25)",
         "arrays parallel-2 vs arrays serial: 1.78x (the ceiling on the dict speed-up)",
     ]
     assert dict_overhead_lines(got[:1]) == []
+    # With each round's turn medians, the difference is paired by round: the
+    # median of (1, -0.5, 1.1), not 9.5 - 8.4.
+    got[0]["turn_medians_ms"] = [9.0, 12.0, 9.5]
+    got[1]["turn_medians_ms"] = [8.0, 12.5, 8.4]
+    assert dict_overhead_lines(got)[0] == (
+        "dict - arrays, serial (paired by round): 1.000 ms, 0.250 us per agent (target <= 0.25)"
+    )
+
+
+class FakeClock:
+    """time.perf_counter for run_interleaved: advances only when a case steps."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def case(self, name: str, seconds: float) -> Case:
+        def step():
+            self.now += seconds
+
+        return Case(name, step)
+
+
+FAST = 2.0**-10  # step times the fake clock adds exactly (powers of two)
+
+
+@pytest.mark.parametrize(
+    ("min_turn_s", "expected"),
+    [(0.0, 3), (2 * FAST, 3), (4 * FAST, 4), (50 * FAST, 50), (10.0, 3 * MAX_TURN_GROWTH)],
+)
+def test_min_turn_sets_steps_per_turn_from_the_fastest_case(monkeypatch, min_turn_s, expected):
+    clock = FakeClock()
+    monkeypatch.setattr("seer_env.bench.timing.time.perf_counter", clock)
+    monkeypatch.setattr("seer_env.bench.timing.time.sleep", lambda s: None)
+    cases = [clock.case("slow", 32 * FAST), clock.case("fast", FAST)]
+    steps = run_interleaved(
+        cases, warmup_steps=2, rounds=4, steps_per_turn=3, min_turn_s=min_turn_s
+    )
+    assert steps == expected
+    # Every case runs the same steps, so all stay at the same simulated step.
+    assert [len(c.samples) for c in cases] == [4 * expected, 4 * expected]
+    assert cases[1].samples == [FAST] * (4 * expected)
+
+
+def test_noise_floor_compares_auto_with_the_fixed_case_of_its_choice():
+    def group(auto_ms, twin_ms, choice="parallel-2", quiet_label=None):
+        rows = [
+            {"name": "serial", "median_ms": 9.0},
+            {"name": choice, "median_ms": twin_ms},
+            {"name": "auto", "median_ms": auto_ms, "choice": choice},
+        ]
+        return {"label": "g", "rows": rows, "quiet_label": quiet_label}
+
+    groups = [group(2.0, 2.2), group(2.0, 1.6), group(4.0, 4.0, choice="serial")]
+    no_twin = group(1.0, 9.0, choice="parallel-4")
+    no_twin["rows"].pop(1)  # auto chose a configuration no fixed case ran
+    groups += [group(1.0, 0.5, quiet_label="g"), no_twin]
+    floor = report.noise_floor(groups)
+    # The group without a twin gives no pair; the loaded one is counted apart.
+    assert floor["pairs"] == 3
+    assert (floor["min_ratio"], floor["max_ratio"]) == (0.8, pytest.approx(1.1))
+    assert report.noise_floor(groups, under_load=True)["max_ratio"] == 0.5
+    assert report.noise_floor(groups[:0]) is None
+    assert "3 groups" in report.noise_floor_line(floor)

@@ -50,16 +50,18 @@ def run_group(group: Group, progress: Progress) -> dict:
     task = progress.add_task(f"{group.label}: building", total=None)
     cases: list = []
     notes: list[str] = []
+    steps_per_turn = group.steps_per_turn
     loaded = contention.busy_processes(busy) if busy else contextlib.nullcontext([])
     try:
         with loaded as procs:
             cases, notes = group.build()
             progress.update(task, description=group.label, total=group.rounds * len(cases))
-            run_interleaved(
+            steps_per_turn = run_interleaved(
                 cases,
                 warmup_steps=group.warmup_steps,
                 rounds=group.rounds,
                 steps_per_turn=group.steps_per_turn,
+                min_turn_s=group.min_turn_s,
                 progress=lambda: progress.advance(task),
             )
             if contention.still_busy(procs) < busy:
@@ -78,6 +80,8 @@ def run_group(group: Group, progress: Progress) -> dict:
         "label": group.label,
         "config": group.config,
         "metric": group.metric,
+        "rounds": group.rounds,
+        "steps_per_turn": steps_per_turn,
         "rows": rows,
         "notes": notes,
         "targets": report.check_targets(rows, group.targets),
@@ -147,6 +151,8 @@ def main(argv: list[str] | None = None) -> dict:
             )
     results["regret"] = regret_table(results["groups"])
     results["every_group"] = report.every_group_checks(results["groups"], args.profile)
+    results["noise_floor"] = report.noise_floor(results["groups"])
+    results["noise_floor_under_load"] = report.noise_floor(results["groups"], under_load=True)
     if args.callgrind:
         with console.status("callgrind: instructions per event"):
             results["callgrind"] = callgrind.run()

@@ -53,6 +53,9 @@ class Group:
     steps_per_turn: int = 3
     rounds: int = 5
     warmup_steps: int = 3
+    # More steps per turn where steps are short (timing.run_interleaved): a
+    # turn of the fastest case lasts at least about this long.
+    min_turn_s: float = 0.01
     metric: str = "env step"
     targets: tuple[Target, ...] = ()
     ratios: tuple[Ratio, ...] = ()  # reported beside the targets, not judged

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
+
 from seer_env.bench import plots
 from seer_env.bench.groups import (
     AUTO_VS_BEST_UNDER_LOAD,
@@ -94,6 +96,45 @@ def every_group_checks(
             }
         )
     return out
+
+
+def noise_floor(groups: list[dict], under_load: bool = False) -> dict | None:
+    """How far apart two instances of one configuration read in this run.
+
+    Where ``auto`` chose the executor and threads of a fixed case of its group,
+    the two rows time the same configuration (two env instances, interleaved):
+    their ratio (fixed median / auto median) is the bench's own noise. Over
+    the quiet groups, or the contention groups with ``under_load``; None when
+    none has such a pair.
+    """
+    ratios = []
+    for g in groups:
+        if bool(g.get("quiet_label")) != under_load:
+            continue
+        by_name = {r["name"]: r for r in g["rows"]}
+        auto = by_name.get("auto")
+        twin = by_name.get(auto.get("choice")) if auto else None
+        if twin is not None and twin is not auto and auto["median_ms"] > 0:
+            ratios.append(twin["median_ms"] / auto["median_ms"])
+    if not ratios:
+        return None
+    lo, hi = np.percentile(ratios, [25, 75])
+    return {
+        "pairs": len(ratios),
+        "min_ratio": min(ratios),
+        "max_ratio": max(ratios),
+        "quartiles": [float(lo), float(hi)],
+    }
+
+
+def noise_floor_line(floor: dict) -> str:
+    """The noise floor as one line under the targets it qualifies."""
+    return (
+        f"- Noise floor: in {floor['pairs']} groups `auto` ran the configuration of a fixed "
+        f"case; the two instances read {floor['min_ratio']:.2f}-{floor['max_ratio']:.2f}x "
+        f"of each other (middle half {floor['quartiles'][0]:.2f}-{floor['quartiles'][1]:.2f}x). "
+        "A group ratio nearer its threshold than that spread is within this run's noise."
+    )
 
 
 def is_loaded(machine: dict) -> bool:
@@ -284,7 +325,10 @@ def markdown(results: dict) -> str:
         "",
     ]
     for group in results["groups"]:
-        lines += [f"### {group['label']}", "", f"Latency of one {group['metric']}.", ""]
+        sampled = ""
+        if "rounds" in group:
+            sampled = f" {group['rounds']} rounds x {group['steps_per_turn']} steps per case."
+        lines += [f"### {group['label']}", "", f"Latency of one {group['metric']}.{sampled}", ""]
         lines += group_table(group)
         lines += [""] + [f"Note: {n}" for n in group.get("notes", [])]
         lines += target_lines(group, loaded)
@@ -295,11 +339,14 @@ def markdown(results: dict) -> str:
         checks = every_group_checks(results["groups"], results.get("profile", ""))
     if any(c["met"] is not None for c in checks):
         lines += ["### Across groups (quiet groups holding both cases)", ""]
-        lines += every_group_lines(checks, loaded) + [""]
+        lines += every_group_lines(checks, loaded)
+        floor = results.get("noise_floor")
+        lines += ([noise_floor_line(floor)] if floor else []) + [""]
     under_load = contention_lines(results)
     if under_load:
         lines += ["### Under load: the contention groups beside the quiet ones", ""]
-        lines += under_load + [""]
+        floor = results.get("noise_floor_under_load")
+        lines += under_load + ([noise_floor_line(floor)] if floor else []) + [""]
     if results.get("regret"):
         lines += ["### STPA regret (auto vs every fixed choice, median ms)", ""]
         lines += regret_lines(results["regret"]) + [""]
