@@ -413,7 +413,7 @@ def test_absurd_size_refused_with_estimate(monkeypatch):
     with pytest.raises(
         ValueError,
         match=r"pcs with width=1024, height=1024, phones_per_cell=64 needs about \d+\.\d GB "
-        r"of memory \(1048576 entities x 280 B \+ 67108864 pending events x 96 B .*\) "
+        r"of memory \(1048576 entities x 280 B \+ 67108864 pending events x 152 B .*\) "
         r"but only 200\.0 MB is available",
     ):
         pcs_v0.parallel_env(width=1024, height=1024, phones_per_cell=64, executor="serial")

@@ -35,18 +35,12 @@ std::uint64_t nanos_between(Clock::time_point a, Clock::time_point b) {
 // instance's position in the batch.
 struct alignas(64) ParallelEngine::Worker final : EventSink {
   void emit(const Event& event) override {
-    EventNode* node = pool.allocate(event);
     if (event.target == current) {  // self-event: straight into the owner-private heap
-      try {
-        inst->queues[current].push_local(node);
-      } catch (...) {  // the heap could not grow: the node goes back, the handler fails
-        pool.release(node);
-        throw;
-      }
+      inst->queues[current].push_local(event, pool);
       ++local_pushes;
       return;
     }
-    inst->queues[event.target].push_remote(node);
+    inst->queues[event.target].push_remote(pool.allocate(event));
     per[inst_index].min = std::min(per[inst_index].min, event.time);
   }
 

@@ -8,6 +8,10 @@ ParallelExecutor::ParallelExecutor(unsigned num_threads)
 ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
     : engine_(std::move(engine)) {}
 
+// The pending events' nodes stay in the engine's pool blocks, out of the free
+// lists: the engine goes with this executor, except in a ParallelBatchRunner,
+// which keeps its members for its whole life. Not walking the queues here
+// also keeps the destructor safe for an executor torn by fork() mid-step.
 ParallelExecutor::~ParallelExecutor() = default;
 
 void ParallelExecutor::bind(Dispatcher& dispatcher) {
@@ -37,7 +41,7 @@ void ParallelExecutor::set_serial_layout(bool serial) {
     serial_.collect_pending(moving_);
     serial_.clear();
     NodePool& pool = engine_->caller_pool();
-    for (const Event& ev : moving_) instance_.queues[ev.target].push_local(pool.allocate(ev));
+    for (const Event& ev : moving_) instance_.queues[ev.target].push_local(ev, pool);
     for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
   }
   serial_layout_ = serial;
@@ -48,7 +52,7 @@ void ParallelExecutor::insert(const Event& event) {
     serial_.insert(event);
     return;
   }
-  instance_.queues[event.target].push_local(engine_->caller_pool().allocate(event));
+  instance_.queues[event.target].push_local(event, engine_->caller_pool());
   instance_.update_scan_top(event.target);
 }
 

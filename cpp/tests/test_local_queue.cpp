@@ -300,11 +300,36 @@ void test_scan_top() {
   if (queue.earliest() != inf || queue.top_address() != nullptr) fail("emptied queue");
 }
 
+// clear() hands every node back, from the heap and from the inbox alike, and
+// resets the inbox bound; push_local(event, pool) takes its node from the pool.
+void test_clear_returns_every_node() {
+  seer::LocalQueue queue;
+  seer::NodePool pool;
+  seer::Event e{};
+  e.time = 4.0;
+  pool.release(pool.allocate());  // the pool holds a block now
+  const std::size_t free_before = pool.free_count();
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    e.seq = i;
+    queue.push_local(e, pool);
+  }
+  for (std::uint64_t i = 3; i < 5; ++i) {
+    e.seq = i;
+    queue.push_remote(pool.allocate(e));
+  }
+  if (pool.free_count() != free_before - 5 || queue.size() != 5) fail("push_local(event, pool)");
+  queue.clear(pool);
+  if (pool.free_count() != free_before) fail("clear() lost nodes", pool.free_count(), free_before);
+  if (queue.size() != 0 || !queue.empty_local()) fail("clear() left events");
+  if (queue.inbox_bound() != std::numeric_limits<double>::infinity()) fail("clear() kept the bound");
+}
+
 }  // namespace
 
 int main() {
   test_reuse_right_after_push();
   test_scan_top();
+  test_clear_returns_every_node();
 
   seer::LocalQueue queues[kQueues];
   Consumer consumers[kQueues];

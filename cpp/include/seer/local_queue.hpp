@@ -92,9 +92,20 @@ class alignas(64) LocalQueue {
       n = next;
     }
   }
-  // Adds a node straight to the heap (a self-event, or an event inserted
-  // between steps); the queue holds it until pop().
+  // Adds a node straight to the heap; the queue holds it until pop().
   void push_local(EventNode* node) { heap_.push(node); }
+  // Adds a copy of `event` (a self-event, or an event inserted between
+  // steps) in a node from `pool`. If the heap cannot grow, the node goes back
+  // to `pool` and the exception propagates (nothing changed).
+  void push_local(const Event& event, NodePool& pool) {
+    EventNode* node = pool.allocate(event);
+    try {
+      heap_.push(node);
+    } catch (...) {
+      pool.release(node);
+      throw;
+    }
+  }
   bool empty_local() const { return heap_.empty(); }
   const Event& top() const { return heap_.top(); }
   // The earliest heap node; the caller hands it to a NodePool once its event
@@ -133,10 +144,16 @@ class alignas(64) LocalQueue {
   // Thread-safe. acquire: as in earliest().
   double inbox_bound() const { return bits_time(inbox_min_.load(std::memory_order_acquire)); }
 
-  // -- Outside a step (single-threaded; not thread-safe). clear() does not
-  // allocate; for_each() and size() walk the inbox and allocate nothing.
+  // -- Outside a step (single-threaded; not thread-safe). None of these
+  // allocates. clear() hands every node, inbox and heap, to `pool`.
   void clear(NodePool& pool) {
-    drain();
+    // relaxed: no producer runs outside a step.
+    for (EventNode* n = inbox_.exchange(nullptr, std::memory_order_relaxed); n != nullptr;) {
+      EventNode* next = n->next;
+      pool.release(n);
+      n = next;
+    }
+    inbox_min_.store(kNeverBits, std::memory_order_relaxed);
     heap_.clear(pool);
   }
   template <class Fn>

@@ -26,8 +26,9 @@ struct MemoryEstimate {
 // Runtime bytes per entity beyond the model's records: random stream and
 // sequence counter, local queue, executive-list slot, heap slack.
 inline constexpr std::uint64_t kRuntimeBytesPerEntity = 160;
-// Bytes per pending event (sizeof(Event); node pools round up to this).
-inline constexpr std::uint64_t kBytesPerEvent = 96;
+// Bytes per pending event, the larger layout: a parallel executor's node (two
+// cache lines) and its heap key; the serial queue's slab slot and key take less.
+inline constexpr std::uint64_t kBytesPerEvent = 152;
 
 // Bytes this process may still allocate: MemAvailable from /proc/meminfo,
 // capped by a cgroup v2 memory.max limit; the environment variable

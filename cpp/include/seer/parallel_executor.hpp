@@ -79,7 +79,7 @@ class ParallelExecutor final : public Executor {
   // ran on one thread) rather than in the per-entity queues.
   bool uses_serial_loop() const { return serial_layout_; }
   // Moves the pending events into the per-entity queues (for a step in
-  // rounds). Not during a step; allocates only if heaps grow.
+  // rounds). Not during a step; allocates only if heaps or node pools grow.
   void use_queues();
   // One step with the serial executor's loop on the calling thread, moving
   // the pending events into its heap first if needed. Sets stats.threads to

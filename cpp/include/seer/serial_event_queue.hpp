@@ -36,7 +36,7 @@
 // comparisons of equal keys read seq from the event itself (`wide_seq_`; the
 // run is then sorted with std::sort). The events stay in a slab whose free
 // slots are reused. Only the serial executor uses it: the parallel
-// executor's per-entity heaps hold a few events each and keep EventHeap.
+// executor's per-entity heaps hold a few events each (NodeHeap).
 // Not thread-safe.
 #pragma once
 
