@@ -275,8 +275,8 @@ void test_scan_top() {
     return e;
   };
   if (queue.earliest() != inf || queue.scan_top() != inf) fail("new queue: earliest not +inf");
-  queue.push_local(pool.allocate(event_at(5.0, 1)));
-  queue.push_local(pool.allocate(event_at(3.0, 2)));
+  queue.push_local(event_at(5.0, 1), pool);
+  queue.push_local(event_at(3.0, 2), pool);
   if (queue.earliest() != inf) fail("earliest moved before update_scan_top()");
   queue.update_scan_top();
   if (queue.earliest() != 3.0 || queue.scan_top() != 3.0) fail("earliest != heap top");

@@ -87,6 +87,24 @@ using queue_check::failures;
 using queue_check::Reference;
 using queue_check::same_event;
 
+// Runs `op` with the allocation `fail_at` from now made to throw (none when
+// negative), adds the failures that caused to `failed_in`, and returns
+// whether `op` threw std::bad_alloc.
+template <class Op>
+bool throws_bad_alloc(long fail_at, std::uint64_t& failed_in, Op&& op) {
+  fail_in = fail_at;
+  const std::uint64_t failed_before = failed;
+  bool threw = false;
+  try {
+    op();
+  } catch (const std::bad_alloc&) {
+    threw = true;
+  }
+  fail_in = -1;
+  failed_in += failed - failed_before;
+  return threw;
+}
+
 struct Totals {
   std::uint64_t push_throws = 0;
   std::uint64_t pop_throws = 0;
@@ -124,17 +142,8 @@ void run_stream(std::uint64_t seed, long ops, double pop_arm, double push_arm, T
       e.time = uniform() < 0.05 ? now : now + delay;
       e.target = static_cast<seer::EntityId>(rng() % 100);
       std::memcpy(e.payload, &op, sizeof op);
-      fail_in = arm ? static_cast<long>(rng() % 4) : -1;
-      const std::uint64_t failed_before = failed;
-      bool threw = false;
-      try {
-        queue.push(e);
-      } catch (const std::bad_alloc&) {
-        threw = true;
-      }
-      fail_in = -1;
-      totals.failed_in_push += failed - failed_before;
-      if (threw) {
+      const long fail_at = arm ? static_cast<long>(rng() % 4) : -1;
+      if (throws_bad_alloc(fail_at, totals.failed_in_push, [&] { queue.push(e); })) {
         ++totals.push_throws;
         expect(queue.size() == reference.size(), "a push that threw queued nothing", seed, op);
       } else {
@@ -142,18 +151,9 @@ void run_stream(std::uint64_t seed, long ops, double pop_arm, double push_arm, T
       }
     } else {
       const seer::Event want = reference.top();
-      fail_in = arm ? static_cast<long>(rng() % 2) : -1;
-      const std::uint64_t failed_before = failed;
-      bool threw = false;
+      const long fail_at = arm ? static_cast<long>(rng() % 2) : -1;
       seer::Event got;
-      try {
-        got = queue.pop();
-      } catch (const std::bad_alloc&) {
-        threw = true;
-      }
-      fail_in = -1;
-      totals.failed_in_pop += failed - failed_before;
-      if (threw) {
+      if (throws_bad_alloc(fail_at, totals.failed_in_pop, [&] { got = queue.pop(); })) {
         ++totals.pop_throws;
         expect(queue.size() == reference.size(), "a pop that threw removed nothing", seed, op);
       } else {

@@ -114,7 +114,7 @@ def noise_floor(groups: list[dict], under_load: bool = False) -> dict | None:
         by_name = {r["name"]: r for r in g["rows"]}
         auto = by_name.get("auto")
         twin = by_name.get(auto.get("choice")) if auto else None
-        if twin is not None and twin is not auto and auto["median_ms"] > 0:
+        if twin is not None and auto["median_ms"] > 0:
             ratios.append(twin["median_ms"] / auto["median_ms"])
     if not ratios:
         return None

@@ -92,8 +92,6 @@ class alignas(64) LocalQueue {
       n = next;
     }
   }
-  // Adds a node straight to the heap; the queue holds it until pop().
-  void push_local(EventNode* node) { heap_.push(node); }
   // Adds a copy of `event` (a self-event, or an event inserted between
   // steps) in a node from `pool`. If the heap cannot grow, the node goes back
   // to `pool` and the exception propagates (nothing changed).
