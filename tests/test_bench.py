@@ -252,6 +252,35 @@ def test_dict_overhead_lines_give_the_cost_per_agent_and_the_ceiling():
     )
 
 
+def test_policy_hidden_lines_bound_async_by_the_one_thread_env():
+    from seer_env.bench.boundary import policy_hidden_lines
+
+    rows = [
+        {"name": "sync", "median_ms": 60.0, "policy_median_ms": 30.0, "env_median_ms": 30.0},
+        {
+            "name": "sync parallel-2",
+            "median_ms": 48.0,
+            "policy_median_ms": 30.0,
+            "env_median_ms": 18.0,
+        },
+        {"name": "async 2 halves", "median_ms": 36.0},
+    ]
+    # The halves step serially: the 2 cores share P + E1 = 60 ms, so async
+    # can reach 30 ms (1.6x), more than 2E = 36 ms of CPU would allow (1.45x).
+    assert policy_hidden_lines(rows) == [
+        "async 2 halves vs the best sync case (sync parallel-2): 1.33x",
+        "policy 30.000 ms, env on 2 threads 18.000 ms (on 1 thread 30.000 ms): 40% of the "
+        "policy time hidden; the 2-core bound on async vs sync parallel-2 is 1.60x",
+    ]
+    # Without the one-thread row, E1 is taken as 2E.
+    assert policy_hidden_lines(rows[1:])[1].endswith(
+        "(on 1 thread 36.000 ms): 40% of the "
+        "policy time hidden; the 2-core bound on "
+        "async vs sync parallel-2 is 1.45x"
+    )
+    assert policy_hidden_lines(rows[:2]) == []
+
+
 class FakeClock:
     """time.perf_counter for run_interleaved: advances only when a case steps."""
 
