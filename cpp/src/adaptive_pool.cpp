@@ -115,6 +115,8 @@ void AdaptivePool::set_enabled(bool enabled) {
   if (!enabled) {
     current_ = max_;
     stalled_in_a_row_ = 0;
+    stall_cost_sum_ = 0.0;
+    shed_check_in_ = 0;
     reason_ = "all threads: adaptation off";
   }
 }
@@ -157,6 +159,7 @@ void AdaptivePool::record(const StepTiming& step) {
     const double reduced = recent_cost(current_);
     const bool faster = reduced > 0.0 && cost_of(step) <= kFasterShare * reduced;
     note_cost(step);
+    last_threads_ = step.threads;
     steps_since_probe_ = 0;
     skipped_since_probe_ = false;
     if (stall && !faster) {
@@ -169,12 +172,18 @@ void AdaptivePool::record(const StepTiming& step) {
       ++restores_;
       probe_interval_ = kFirstProbeInterval;
       stalled_in_a_row_ = 0;
+      stall_cost_sum_ = 0.0;
+      shed_check_in_ = 0;
       reason_ = describe(stall ? "probe stalled but beat fewer threads per event" : "probe ran clean",
                          step, current_);
     }
     return;
   }
-  note_cost(step);
+  // A one-thread step after a step on more threads first moves the pending
+  // events into the serial loop's queue (ParallelExecutor::set_serial_layout,
+  // ~2 ms of a 5-7 ms PCS 64x64 step): not what one thread costs.
+  if (step.threads > 1 || last_threads_ == 1) note_cost(step);
+  last_threads_ = step.threads;
   ++steps_since_probe_;
   if (step.threads == 1 && step.cpu_nanos != 0 && step.wall_nanos > step.boundary_nanos) {
     const double run =
@@ -196,8 +205,34 @@ void AdaptivePool::record(const StepTiming& step) {
                   current_, 100.0 * run, current_, current_ == 1 ? "" : "s");
     reason_ = text;
   }
+  // (Steps without events do not count: their cost is per step, not per event.)
+  if (shed_check_in_ != 0 && step.events != 0 && --shed_check_in_ == 0) {
+    // Did the shed pay? If the stalled steps handled their events faster
+    // than this step on fewer threads, they were worth their waits (on a VM
+    // whose host took a vCPU now and then, PHOLD 16384 ran 13.5 ms a step
+    // shed, 6.6 ms unshed): go back now, not at the first probe. This
+    // step's cost is now recent, so the same stalls do not shed again while
+    // it stays fresh (below).
+    const double stalled_cost = shed_cost_;
+    if (stalled_cost <= kFasterShare * cost_of(step)) {
+      current_ = std::min(max_, current_ * 2);
+      ++restores_;
+      steps_since_probe_ = 0;
+      probe_interval_ = kFirstProbeInterval;
+      stalled_in_a_row_ = 0;
+      stall_cost_sum_ = 0.0;
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "shed undone: the stalled steps took %.0f%% of a %u-thread step's time per "
+                    "event; next steps on %u threads",
+                    100.0 * stalled_cost / cost_of(step), step.threads, current_);
+      reason_ = text;
+      return;
+    }
+  }
   if (!stall) {
     stalled_in_a_row_ = 0;
+    stall_cost_sum_ = 0.0;
     return;
   }
   // A stall that still pays: fewer threads were measured recently and were slower.
@@ -205,15 +240,20 @@ void AdaptivePool::record(const StepTiming& step) {
   const double fewer_cost = recent_cost(fewer);
   if (fewer < current_ && fewer_cost > 0.0 && cost_of(step) <= kFasterShare * fewer_cost) {
     stalled_in_a_row_ = 0;
+    stall_cost_sum_ = 0.0;
     return;
   }
   const bool severe = severely_stalled(step);
   ++stalled_in_a_row_;
+  stall_cost_sum_ += cost_of(step);
   const bool shed =
       stalled_in_a_row_ >= kStallSteps || (severe && stalled_in_a_row_ >= kSevereSteps);
   if (!shed || current_ == 1) return;
   current_ = std::max(1u, current_ / 2);
   ++reductions_;
+  shed_cost_ = stall_cost_sum_ / stalled_in_a_row_;
+  shed_check_in_ = kShedCheckStep;
+  stall_cost_sum_ = 0.0;
   stalled_in_a_row_ = 0;
   steps_since_probe_ = 0;
   probe_interval_ = kFirstProbeInterval;

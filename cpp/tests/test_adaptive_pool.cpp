@@ -6,6 +6,9 @@
 //     after kFirstProbeInterval steps; a stalled probe doubles the interval
 //     (capped), a clean one restores the count; short waits (no park) or a
 //     small waiting share never count as a stall; disabling restores all.
+//     Speed: a stall faster per event than fewer threads were recently is
+//     kept; a stalled probe that beats them restores; a shed whose stalled
+//     steps beat its second step on fewer threads is undone there.
 //  2. Engine: PHOLD on parallel/2 with a test hook that makes worker 1 sleep
 //     3 ms at the start of every round (as if it had lost its core): the
 //     env sheds to one thread within a few steps, says why, and after the
@@ -208,6 +211,39 @@ void test_speed_rules() {
     expect(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
   }
   {
+    // A shed is undone at its check step (the second on one thread; the
+    // first, which moves the pending events, is not measured) if the stalled
+    // steps were faster per event; the same stalls then do not shed again.
+    AdaptivePool pool(2);
+    seer::StepTiming stalled_fast = severe_step(2);  // 1 ms for 1000 events: 1 us each
+    stalled_fast.events = 1000;
+    for (int i = 0; i < 5; ++i) pool.record(clean_step(2));
+    for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_fast);
+    expect(pool.threads() == 1 && pool.reductions() == 1, "two severe stalls shed");
+    pool.record(serial_step(5000000, 0));  // the layout move: 5 us per event, not counted
+    expect(pool.threads() == 1, "no verdict on the first one-thread step");
+    pool.record(serial_step(50000, 0, 0));  // no events: its cost is per step, no verdict
+    expect(pool.threads() == 1, "no verdict on a step without events");
+    pool.record(serial_step(2000000, 0));  // 2 us per event: the stalls paid
+    expect(pool.threads() == 2 && pool.restores() == 1, "the shed is undone at its check step");
+    expect(pool.reason().find("shed undone: the stalled steps took 50%") != std::string::npos,
+           "reason says so: " + pool.reason());
+    for (int i = 0; i < 10; ++i) pool.record(stalled_fast);
+    expect(pool.threads() == 2 && pool.reductions() == 1, "the same stalls no longer shed");
+  }
+  {
+    // Stalls that were no faster than one thread: the shed stands until a probe.
+    AdaptivePool pool(2);
+    seer::StepTiming stalled_slow = severe_step(2);
+    stalled_slow.events = 500;  // 2 us per event
+    for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_slow);
+    for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
+      expect(pool.next_threads() == 1, "shed stands: one thread until the probe");
+      pool.record(serial_step(2000000, 0));  // 2 us per event
+    }
+    expect(pool.restores() == 0 && pool.next_threads() == 2, "then the probe");
+  }
+  {
     // A stalled probe slower per event than the serial loop fails.
     AdaptivePool pool = shed_pool();
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
@@ -278,9 +314,10 @@ void test_busy_probes() {
   // on schedule even while busy (their stalls paid).
   {
     AdaptivePool paid(2);
-    seer::StepTiming fast_but_severe = severe_step(2);  // 1 ms for 2000 events
-    fast_but_severe.events = 2000;
-    for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) paid.record(fast_but_severe);
+    // 1 ms for 1000 events: no faster than one thread below, so the shed stands.
+    seer::StepTiming severe = severe_step(2);
+    severe.events = 1000;
+    for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) paid.record(severe);
     expect(paid.threads() == 1, "severe stalls shed");
     const seer::StepTiming busy = serial_step(1000000, 500000, 1000);  // 1 us per event
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(busy);
