@@ -117,6 +117,7 @@ void AdaptivePool::set_enabled(bool enabled) {
     stalled_in_a_row_ = 0;
     stall_cost_sum_ = 0.0;
     shed_check_in_ = 0;
+    shed_check_best_ = 0.0;
     reason_ = "all threads: adaptation off";
   }
 }
@@ -174,6 +175,7 @@ void AdaptivePool::record(const StepTiming& step) {
       stalled_in_a_row_ = 0;
       stall_cost_sum_ = 0.0;
       shed_check_in_ = 0;
+      shed_check_best_ = 0.0;
       reason_ = describe(stall ? "probe stalled but beat fewer threads per event" : "probe ran clean",
                          step, current_);
     }
@@ -205,16 +207,19 @@ void AdaptivePool::record(const StepTiming& step) {
                   current_, 100.0 * run, current_, current_ == 1 ? "" : "s");
     reason_ = text;
   }
-  // (Steps without events do not count: their cost is per step, not per event.)
-  if (shed_check_in_ != 0 && step.events != 0 && --shed_check_in_ == 0) {
-    // Did the shed pay? If the stalled steps handled their events faster
-    // than this step on fewer threads, they were worth their waits (on a VM
-    // whose host took a vCPU now and then, PHOLD 16384 ran 13.5 ms a step
-    // shed, 6.6 ms unshed): go back now, not at the first probe. This
-    // step's cost is now recent, so the same stalls do not shed again while
-    // it stays fresh (below).
-    const double stalled_cost = shed_cost_;
-    if (stalled_cost <= kFasterShare * cost_of(step)) {
+  if (shed_check_in_ != 0 && step.events != 0) {  // (without events, a cost is per step)
+    // The first steps since a shed. Did it pay? If the stalled steps
+    // handled their events faster than the fastest of these steps on fewer
+    // threads, they were worth their waits (on a VM whose host took a vCPU
+    // now and then, PHOLD 16384 ran 13.5 ms a step shed, 6.6 ms unshed): go
+    // back now, not at the first probe. These steps' cost is now recent, so
+    // the same stalls do not shed again while it stays fresh (below).
+    --shed_check_in_;
+    if (shed_check_in_ < kShedCheckSamples) {  // not the step that moved the layout
+      const double cost = cost_of(step);
+      shed_check_best_ = shed_check_best_ == 0.0 ? cost : std::min(shed_check_best_, cost);
+    }
+    if (shed_check_in_ == 0 && shed_cost_ <= kFasterShare * shed_check_best_) {
       current_ = std::min(max_, current_ * 2);
       ++restores_;
       steps_since_probe_ = 0;
@@ -225,7 +230,7 @@ void AdaptivePool::record(const StepTiming& step) {
       std::snprintf(text, sizeof text,
                     "shed undone: the stalled steps took %.0f%% of a %u-thread step's time per "
                     "event; next steps on %u threads",
-                    100.0 * stalled_cost / cost_of(step), step.threads, current_);
+                    100.0 * shed_cost_ / shed_check_best_, step.threads, current_);
       reason_ = text;
       return;
     }
@@ -252,7 +257,8 @@ void AdaptivePool::record(const StepTiming& step) {
   current_ = std::max(1u, current_ / 2);
   ++reductions_;
   shed_cost_ = stall_cost_sum_ / stalled_in_a_row_;
-  shed_check_in_ = kShedCheckStep;
+  shed_check_in_ = 1 + kShedCheckSamples;
+  shed_check_best_ = 0.0;
   stall_cost_sum_ = 0.0;
   stalled_in_a_row_ = 0;
   steps_since_probe_ = 0;

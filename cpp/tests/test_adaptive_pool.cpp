@@ -8,7 +8,7 @@
 //     small waiting share never count as a stall; disabling restores all.
 //     Speed: a stall faster per event than fewer threads were recently is
 //     kept; a stalled probe that beats them restores; a shed whose stalled
-//     steps beat its second step on fewer threads is undone there.
+//     steps beat its first measured steps on fewer threads is undone then.
 //  2. Engine: PHOLD on parallel/2 with a test hook that makes worker 1 sleep
 //     3 ms at the start of every round (as if it had lost its core): the
 //     env sheds to one thread within a few steps, says why, and after the
@@ -211,9 +211,10 @@ void test_speed_rules() {
     expect(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
   }
   {
-    // A shed is undone at its check step (the second on one thread; the
-    // first, which moves the pending events, is not measured) if the stalled
-    // steps were faster per event; the same stalls then do not shed again.
+    // A shed is undone after its check samples (the second and third steps
+    // on one thread; the first, which moves the pending events, is not
+    // measured) if the stalled steps were faster per event than the faster
+    // sample; the same stalls then do not shed again.
     AdaptivePool pool(2);
     seer::StepTiming stalled_fast = severe_step(2);  // 1 ms for 1000 events: 1 us each
     stalled_fast.events = 1000;
@@ -224,22 +225,26 @@ void test_speed_rules() {
     expect(pool.threads() == 1, "no verdict on the first one-thread step");
     pool.record(serial_step(50000, 0, 0));  // no events: its cost is per step, no verdict
     expect(pool.threads() == 1, "no verdict on a step without events");
-    pool.record(serial_step(2000000, 0));  // 2 us per event: the stalls paid
-    expect(pool.threads() == 2 && pool.restores() == 1, "the shed is undone at its check step");
+    pool.record(serial_step(2000000, 0));  // 2 us per event
+    expect(pool.threads() == 1, "no verdict on one sample");
+    pool.record(serial_step(3000000, 0));  // 3 us per event: the fastest sample counts
+    expect(pool.threads() == 2 && pool.restores() == 1, "the shed is undone after its samples");
     expect(pool.reason().find("shed undone: the stalled steps took 50%") != std::string::npos,
            "reason says so: " + pool.reason());
     for (int i = 0; i < 10; ++i) pool.record(stalled_fast);
     expect(pool.threads() == 2 && pool.reductions() == 1, "the same stalls no longer shed");
   }
   {
-    // Stalls that were no faster than one thread: the shed stands until a probe.
+    // Stalls that were no faster than one thread: the shed stands until a
+    // probe; so it does when one of the samples was slow (a step that lost
+    // its core), but the other was not.
     AdaptivePool pool(2);
     seer::StepTiming stalled_slow = severe_step(2);
     stalled_slow.events = 500;  // 2 us per event
     for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_slow);
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
       expect(pool.next_threads() == 1, "shed stands: one thread until the probe");
-      pool.record(serial_step(2000000, 0));  // 2 us per event
+      pool.record(serial_step(i == 1 ? 9000000 : 2000000, 0));  // 2 us per event (one 9 us)
     }
     expect(pool.restores() == 0 && pool.next_threads() == 2, "then the probe");
   }

@@ -7,8 +7,8 @@
 // when it handled its events faster than the reduced count did (a stall
 // that still pays, e.g. 2 threads on a busy machine where the step has few
 // rounds). A stalled step does not shed while fewer threads were measured
-// recently and were slower; and an early step after a shed, the first
-// measurement of fewer threads, undoes the shed at once if the stalled
+// recently and were slower; and the first steps after a shed, the first
+// measurements of fewer threads, undo the shed at once if the stalled
 // steps that caused it were faster per event (a host that takes a vCPU now
 // and then stalls the rounds, but two threads still pay).
 //
@@ -111,11 +111,14 @@ class AdaptivePool {
   // The caller's CPU clock is read only around steps at least this long
   // (two system calls, ~0.5 us each, stay below 1% of the step).
   static constexpr std::uint64_t kCpuTimingMinNanos = 100000;
-  // The step on the reduced count that is compared with the stalled steps
-  // that shed: the second, as the first may pay for moving the pending
+  // The steps on the reduced count whose fastest is compared with the
+  // stalled steps that shed: two (one step of a busy machine can lose its
+  // core and make the stalls look cheap: PCS 64x64 beside one busy process
+  // per core, a shed undone on one such step ran 2-thread steps 1.3x the
+  // one-thread ones), after the first, which may pay for moving the pending
   // events into the serial loop's queue (ParallelExecutor::set_serial_layout;
   // such a step's cost is not recorded, see record()).
-  static constexpr unsigned kShedCheckStep = 2;
+  static constexpr unsigned kShedCheckSamples = 2;
 
   explicit AdaptivePool(unsigned max_threads);
 
@@ -173,11 +176,13 @@ class AdaptivePool {
   double run_fraction_ = 0.0;
   unsigned run_samples_ = 0;
   // The stalled steps counted in stalled_in_a_row_: their summed time per
-  // event; after a shed, their mean, and the reduced-count steps left
-  // until it is compared (kShedCheckStep; 0: no check pending).
+  // event; after a shed, their mean, the reduced-count steps left until it
+  // is compared (the step that moves the layout, then kShedCheckSamples;
+  // 0: no check pending), and the fastest of those steps so far.
   double stall_cost_sum_ = 0.0;
   double shed_cost_ = 0.0;
   unsigned shed_check_in_ = 0;
+  double shed_check_best_ = 0.0;
   bool skipped_since_probe_ = false;  // a probe was skipped since the last real one
   bool probe_failed_ = false;         // a probe failed since the last shed or restore
   std::uint64_t last_wall_ = 0;       // wall time of the last step
