@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace seer {
 namespace {
@@ -115,9 +116,7 @@ void AdaptivePool::set_enabled(bool enabled) {
   if (!enabled) {
     current_ = max_;
     stalled_in_a_row_ = 0;
-    stall_cost_sum_ = 0.0;
     shed_check_in_ = 0;
-    shed_check_best_ = 0.0;
     reason_ = "all threads: adaptation off";
   }
 }
@@ -173,9 +172,7 @@ void AdaptivePool::record(const StepTiming& step) {
       ++restores_;
       probe_interval_ = kFirstProbeInterval;
       stalled_in_a_row_ = 0;
-      stall_cost_sum_ = 0.0;
       shed_check_in_ = 0;
-      shed_check_best_ = 0.0;
       reason_ = describe(stall ? "probe stalled but beat fewer threads per event" : "probe ran clean",
                          step, current_);
     }
@@ -216,8 +213,7 @@ void AdaptivePool::record(const StepTiming& step) {
     // the same stalls do not shed again while it stays fresh (below).
     --shed_check_in_;
     if (shed_check_in_ < kShedCheckSamples) {  // not the step that moved the layout
-      const double cost = cost_of(step);
-      shed_check_best_ = shed_check_best_ == 0.0 ? cost : std::min(shed_check_best_, cost);
+      shed_check_best_ = std::min(shed_check_best_, cost_of(step));
     }
     if (shed_check_in_ == 0 && shed_cost_ <= kFasterShare * shed_check_best_) {
       current_ = std::min(max_, current_ * 2);
@@ -225,7 +221,6 @@ void AdaptivePool::record(const StepTiming& step) {
       steps_since_probe_ = 0;
       probe_interval_ = kFirstProbeInterval;
       stalled_in_a_row_ = 0;
-      stall_cost_sum_ = 0.0;
       char text[200];
       std::snprintf(text, sizeof text,
                     "shed undone: the stalled steps took %.0f%% of a %u-thread step's time per "
@@ -237,7 +232,6 @@ void AdaptivePool::record(const StepTiming& step) {
   }
   if (!stall) {
     stalled_in_a_row_ = 0;
-    stall_cost_sum_ = 0.0;
     return;
   }
   // A stall that still pays: fewer threads were measured recently and were slower.
@@ -245,12 +239,12 @@ void AdaptivePool::record(const StepTiming& step) {
   const double fewer_cost = recent_cost(fewer);
   if (fewer < current_ && fewer_cost > 0.0 && cost_of(step) <= kFasterShare * fewer_cost) {
     stalled_in_a_row_ = 0;
-    stall_cost_sum_ = 0.0;
     return;
   }
   const bool severe = severely_stalled(step);
+  // A new streak starts its sum afresh.
+  stall_cost_sum_ = (stalled_in_a_row_ == 0 ? 0.0 : stall_cost_sum_) + cost_of(step);
   ++stalled_in_a_row_;
-  stall_cost_sum_ += cost_of(step);
   const bool shed =
       stalled_in_a_row_ >= kStallSteps || (severe && stalled_in_a_row_ >= kSevereSteps);
   if (!shed || current_ == 1) return;
@@ -258,8 +252,7 @@ void AdaptivePool::record(const StepTiming& step) {
   ++reductions_;
   shed_cost_ = stall_cost_sum_ / stalled_in_a_row_;
   shed_check_in_ = 1 + kShedCheckSamples;
-  shed_check_best_ = 0.0;
-  stall_cost_sum_ = 0.0;
+  shed_check_best_ = std::numeric_limits<double>::infinity();
   stalled_in_a_row_ = 0;
   steps_since_probe_ = 0;
   probe_interval_ = kFirstProbeInterval;

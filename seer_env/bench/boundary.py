@@ -273,7 +273,7 @@ def policy_hidden_lines(rows: list[dict]) -> list[str]:
     p, e, t = par2.get("policy_median_ms", 0.0), par2.get("env_median_ms", 0.0), asyn["median_ms"]
     lines = [f"async 2 halves vs the best sync case ({best['name']}): {best['median_ms'] / t:.2f}x"]
     if p > 0:
-        e1 = by["sync"].get("env_median_ms", 2 * e) if "sync" in by else 2 * e
+        e1 = by.get("sync", {}).get("env_median_ms", 2 * e)
         hidden = min(max((p + e - t) / p, 0.0), 1.0)
         bound = (p + e) / max(p, (p + e1) / 2, e1 / 2)
         lines.append(

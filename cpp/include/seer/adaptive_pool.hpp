@@ -176,9 +176,10 @@ class AdaptivePool {
   double run_fraction_ = 0.0;
   unsigned run_samples_ = 0;
   // The stalled steps counted in stalled_in_a_row_: their summed time per
-  // event; after a shed, their mean, the reduced-count steps left until it
-  // is compared (the step that moves the layout, then kShedCheckSamples;
-  // 0: no check pending), and the fastest of those steps so far.
+  // event (meaningful only while stalled_in_a_row_ > 0); after a shed, their
+  // mean, the reduced-count steps left until it is compared (the step that
+  // moves the layout, then kShedCheckSamples; 0: no check pending), and the
+  // fastest of those steps so far (+inf before the first).
   double stall_cost_sum_ = 0.0;
   double shed_cost_ = 0.0;
   unsigned shed_check_in_ = 0;
