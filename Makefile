@@ -7,13 +7,15 @@ TSAN_BUILD ?= build/tsan
 ASAN_BUILD ?= build/asan
 # The Python run under ASan: the test files that drive the extension, a
 # compiled NumbaModel (numba's JIT runs under ASan as is) included.
-ASAN_PY_TESTS ?= tests/test_core.py tests/test_faults.py tests/test_bad_input.py \
-	tests/test_reliability.py tests/test_fuzz.py tests/test_vector.py tests/test_phold.py \
-	tests/test_parallel.py tests/test_pcs.py tests/test_aircraft.py tests/test_python_model.py \
-	tests/test_numba_model.py tests/test_numba_vector_and_auto.py
+ASAN_PY_TESTS ?= tests/runtime/test_package_import.py tests/runtime/test_phold.py \
+	tests/runtime/test_parallel_equivalence.py tests/reliability/test_contract_violations.py \
+	tests/reliability/test_bad_input.py tests/reliability/test_env_faults.py \
+	tests/reliability/test_stateful_fuzz.py tests/vector/test_vector_env.py \
+	tests/envs/test_pcs_v0.py tests/envs/test_aircraft_v0.py tests/models/test_python_model.py \
+	tests/models/test_numba_model.py tests/models/test_numba_vector_and_auto.py
 # The Python run under TSan: a compiled NumbaModel on 2-4 worker threads
 # (one small file: TSan slows the runtime 5-15x).
-TSAN_PY_TESTS ?= tests/test_numba_threads.py
+TSAN_PY_TESTS ?= tests/models/test_numba_threads.py
 SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # pytest runs with --capture=sys under a sanitizer: a report goes to file
@@ -112,24 +114,24 @@ fuzz: asan-build
 		$(PYTHON) tools/fuzz.py $(ASAN_BUILD)/pkg
 
 lint:
-	ruff check seer_env tests examples
-	ruff format --check seer_env tests examples
+	ruff check seer_env bench training tests examples tools
+	ruff format --check seer_env bench training tests examples tools
 
 format:
-	ruff format seer_env tests examples
-	ruff check --fix seer_env tests examples
+	ruff format seer_env bench training tests examples tools
+	ruff check --fix seer_env bench training tests examples tools
 
 bench:
-	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench
+	OMP_NUM_THREADS=1 $(PYTHON) -m bench
 
 bench-full:
-	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.bench --profile full
+	OMP_NUM_THREADS=1 $(PYTHON) -m bench --profile full
 
 baselines:  # random, best fixed and PPO on each task and size (docs/tasks.md)
-	OMP_NUM_THREADS=1 $(PYTHON) -m seer_env.baselines --out docs/img/tasks
+	OMP_NUM_THREADS=1 $(PYTHON) -m training --out docs/img/tasks
 
 # seer_env/_core.pyi from the built extension (rerun after changing cpp/bindings/;
-# tests/test_core_stubs.py fails while the checked-in stub is stale).
+# tests/tooling/test_core_stubs.py fails while the checked-in stub is stale).
 stubs:
 	$(PYTHON) tools/core_stubs.py
 

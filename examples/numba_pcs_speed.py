@@ -2,7 +2,7 @@
 
     python examples/numba_pcs_speed.py [--size 64] [--steps 20]
 
-Prints the median step time of each and the three ratios of issue 19:
+Prints the median step time of each and three ratios (docs/custom-models.md):
 numba parallel-2 vs its own serial, numba serial vs the C++ model's serial,
 and numba serial vs the same model interpreted (``compiled=False``), plus the
 C++ model's own parallel-2 speed-up for scale. Run it on an idle machine: the

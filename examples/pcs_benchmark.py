@@ -3,7 +3,7 @@
 Usage: python examples/pcs_benchmark.py [--grid 64] [--steps 30] [--executor serial] [--threads 1]
 
 The side-by-side comparisons (every executor, the Python reference, AsyncVectorEnv,
-SuperSuit) are in ``make bench`` (``python -m seer_env.bench --only PCS``,
+SuperSuit) are in ``make bench`` (``python -m bench --only PCS``,
 docs/benchmarks.md). This example splits one ``env.step(dict)`` into the runtime's
 own time (``sim.last_step["seconds"]``) and the rest (action dict -> array, the
 five output dicts), and compares it with the ``step_arrays`` fast path.

@@ -15,8 +15,8 @@ instance (reward 0, actions ignored). Such reset steps, and rows of agents
 that terminated early (aircraft_v0's black-death rows), are masked out of the
 loss (``valid``), and advantages never flow across an episode end.
 
-The trainer is :func:`seer_env.baselines.ppo.train` (the one ``python -m
-seer_env.baselines`` uses; read it for the loop); this script is its command
+The trainer is :func:`training.ppo.train` (the one ``python -m
+training`` uses; read it for the loop); this script is its command
 line with CleanRL's usual defaults.
 """
 
@@ -54,7 +54,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     """Train with the command line's settings; returns ``train()``'s dict (history, rows, agent)."""
     args = parse_args(argv)
-    from seer_env.baselines.ppo import PPOConfig, train
+    from training.ppo import PPOConfig, train
 
     config = {"max_cycles": args.max_cycles, "num_threads": args.threads}
     if args.executor:

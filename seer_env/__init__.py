@@ -17,8 +17,8 @@ from seer_env._core import (
 )
 from seer_env._version import __version__
 from seer_env.env import RuntimeInfo, SeerParallelEnv
-from seer_env.numba_model import NumbaCompileError, NumbaModel, kernel
-from seer_env.python_model import PythonModel
+from seer_env.models.numba import NumbaCompileError, NumbaModel, kernel
+from seer_env.models.python_model import PythonModel
 from seer_env.registry import env_names, make
 from seer_env.sdk import get_cmake_dir, get_include, register_cpp_model
 from seer_env.stpa import OversubscriptionWarning

@@ -428,13 +428,17 @@ def _dict_entries(use: bool | None = None) -> bool:
     """
     Whether DictBridge reads its own dicts' items in place (tests switch it off and on).
     """
+def _register_test_models() -> None:
+    """
+    Registers the test-only models (faulty). For seer_env's own tests.
+    """
 def executor_names() -> list[str]:
     """
     Names of the available executors.
     """
 def handler_abi() -> dict:
     """
-    Addresses of the compiled-handler context functions (seer/handler_abi.h), by symbol name, and the ABI version.
+    Addresses of the compiled-handler context functions (cpp/src/handler_abi.h), by symbol name, and the ABI version.
     """
 def max_num_threads() -> int:
     """

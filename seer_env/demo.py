@@ -12,15 +12,17 @@ import argparse
 import os
 import time
 
+import numpy as np
+
 import seer_env
-from seer_env.bench.suites import random_actions
 
 
 def _run(name: str, config: dict, steps: int, seed: int, **options) -> tuple[bytes, float, object]:
     env = seer_env.make(name, **config, **options)
     env.reset(seed=seed)
-    agent = env.possible_agents[0]
-    actions = random_actions(env.action_space(agent), len(env.possible_agents), seed)
+    space = env.action_space(env.possible_agents[0])
+    space.seed(seed)
+    actions = np.stack([space.sample() for _ in env.possible_agents])  # one fixed batch
     env.step_arrays(actions)  # warm-up (starts the thread pool)
     outputs = []
     start = time.perf_counter()

@@ -1,8 +1,10 @@
 """The generic PettingZoo ParallelEnv over any C++ model of the runtime.
 
-A built-in env (``pcs_v0``, ``aircraft_v0``) is a thin subclass: it validates
-its arguments, turns them into the model's config, and adds rendering. Spaces,
-reset/step, the array fast path and pickling live here once; argument checks
+A built-in workload's env (``seer_env.envs.pcs.PcsEnv``,
+``seer_env.envs.aircraft.AircraftEnv``) is a thin subclass that adds its
+attributes and rendering; its versions (``pcs_v0``, ...) are configurations of
+it (``seer_env.envs.version``). Spaces, reset/step, the array fast path and
+pickling live here once; the runtime options in ``seer_env.options``, argument checks
 in ``seer_env.validation``, episode seeds in ``seer_env.seeding`` and action
 checks in ``seer_env.action_checker`` (shared with the vector env).
 """
@@ -19,29 +21,13 @@ from pettingzoo import ParallelEnv
 from seer_env import _core, stpa
 from seer_env.action_checker import ActionChecker
 from seer_env.model_source import new_simulation, runs_on_threads
-from seer_env.numba_model import NumbaModel
-from seer_env.python_model import PythonModel
+from seer_env.models.numba import NumbaModel
+from seer_env.models.python_model import PythonModel
+from seer_env.options import DEFAULT_CHECK_STEPS, resolve_options
 from seer_env.seeding import episode_seed
-from seer_env.seeding import next_episode_seed as _next_episode_seed
-from seer_env.validation import validate_int, validate_real, validate_seed
+from seer_env.validation import validate_int, validate_seed
 
-# The seeding and validation names are re-exported: they lived here before the
-# split, and user code (custom envs, old tests) imports them from here.
-__all__ = [
-    "DEFAULT_CHECK_STEPS",
-    "RuntimeInfo",
-    "SeerParallelEnv",
-    "_next_episode_seed",
-    "episode_seed",
-    "validate_int",
-    "validate_real",
-    "validate_seed",
-]
-
-# Steps of the first episode run with the contract checks by default
-# (``check_steps``): a breach shows once instead of silently. Two checked steps
-# cost under 1% of a pcs_v0 or aircraft_v0 episode (docs/reliability.md).
-DEFAULT_CHECK_STEPS = 2
+__all__ = ["DEFAULT_CHECK_STEPS", "RuntimeInfo", "SeerParallelEnv"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,24 +73,15 @@ class SeerParallelEnv(ParallelEnv):
             ``num_threads="auto"`` as for a C++ model; ``compiled=False``: serial).
         model_config: the model's numeric settings (a PythonModel subclass
             receives them as keyword arguments).
-        seed: seed used by the first ``reset()`` that is not given one.
-        max_cycles: steps until every agent is truncated.
-        executor: a name from ``seer_env.executor_names()``, or None: chosen with
-            ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
-            choice for ``"auto"``).
-        num_threads: threads of the executor (the calling thread included), or
-            ``"auto"``: STPA chooses executor and pool size at the first
-            ``reset()`` from a short preflight on a throw-away copy (outputs never
-            depend on it; see ``env.runtime.stpa`` and docs/stpa.md).
-        check: run the contract checks on every step (no handler writes another
-            entity's state or the snapshot; one handler at a time, about 1.3-3x
-            the cost of an unchecked serial step).
-        check_steps: run the same checks on the first ``check_steps`` steps after
-            the first ``reset()`` only (``DEFAULT_CHECK_STEPS``; 0: off), so that a
-            contract breach raises ``ContractViolation`` at once instead of
-            silently changing results. Outputs are byte-identical either way.
-        event_budget: max events in one step (0: unlimited).
-        render_mode: one of ``metadata["render_modes"]`` or None.
+        **options: the runtime options (``seer_env.options.RUNTIME_OPTIONS``:
+            ``max_cycles``, ``seed``, ``executor``, ``num_threads``, ``check``,
+            ``check_steps``, ``event_budget``, ``render_mode``), each with the default
+            and meaning declared there; outputs never depend on ``executor`` or
+            ``num_threads``.
+
+    Raises:
+        TypeError: an option that is not declared.
+        ValueError: an option's value, naming it.
     """
 
     metadata: dict[str, Any] = {"name": "seer_env", "render_modes": [], "is_parallelizable": True}
@@ -113,16 +90,11 @@ class SeerParallelEnv(ParallelEnv):
         self,
         model: str | type[PythonModel] | type[NumbaModel],
         model_config: dict[str, float] | None = None,
-        *,
-        seed: int | None = None,
-        max_cycles: int = 1000,
-        executor: str | None = None,
-        num_threads: int | str = "auto",
-        check: bool = False,
-        check_steps: int = DEFAULT_CHECK_STEPS,
-        event_budget: int = 50_000_000,
-        render_mode: str | None = None,
+        **options: Any,
     ) -> None:
+        opts = resolve_options(options)
+        executor, num_threads, check = opts["executor"], opts["num_threads"], opts["check"]
+        render_mode = opts["render_mode"]
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, "
@@ -141,8 +113,8 @@ class SeerParallelEnv(ParallelEnv):
             stpa.warn_if_oversubscribed(threads)
         if not isinstance(check, bool):
             raise ValueError(f"check must be a bool, got {check!r}")
-        self.max_cycles = validate_int("max_cycles", max_cycles, 1)
-        self._check_steps = validate_int("check_steps", check_steps, 0)
+        self.max_cycles = validate_int("max_cycles", opts["max_cycles"], 1)
+        self._check_steps = validate_int("check_steps", opts["check_steps"], 0)
         # Until STPA has chosen (first reset), run serially: a Simulation starts
         # no threads before its first step, so this costs nothing.
         self._stpa_request = (executor, check) if threads == stpa.AUTO else None
@@ -153,11 +125,11 @@ class SeerParallelEnv(ParallelEnv):
             "executor": executor or stpa.default_executor(threads),
             "num_threads": threads,
             "check": check,
-            "event_budget": validate_int("event_budget", event_budget, 0),
+            "event_budget": validate_int("event_budget", opts["event_budget"], 0),
         }
         self._model = model
         self._model_config = dict(model_config or {})
-        self._seed = validate_seed(seed)
+        self._seed = validate_seed(opts["seed"])
         self.render_mode = render_mode
         self.sim = self._new_simulation()
         self._init_spaces(self.sim.spec)

@@ -5,8 +5,8 @@ The same handler code runs in both modes of a ``NumbaModel``:
 * interpreted (``compiled=False``): ``ctx`` is a Python object over the
   runtime's handler context and these functions run as written here;
 * compiled (numba, the default): ``ctx`` is the runtime's ``seer_ctx*`` and
-  numba replaces each call by a call into the C ABI of ``seer/handler_abi.h``
-  (``seer_env._numba_abi``).
+  numba replaces each call by a call into the C ABI of ``cpp/src/handler_abi.h``
+  (``seer_env.models.numba.abi``).
 
 Either way the numbers come from the runtime: the entity's Philox stream and the
 contract checks of ``schedule`` are the C++ ones, so both modes and a C++ port

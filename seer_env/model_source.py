@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from seer_env import _core
-from seer_env.numba_model import NumbaModel
-from seer_env.python_model import PythonModel
+from seer_env.models.numba import NumbaModel
+from seer_env.models.python_model import PythonModel
 
 #: A registered model name (``seer_env.model_names()``) or a model class.
 ModelSource = str | type[PythonModel] | type[NumbaModel]

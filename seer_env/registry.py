@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 
 from pettingzoo import ParallelEnv
 
 from seer_env import envs as _envs
 
+_VERSION_MODULE = re.compile(r"[a-z][a-z0-9_]*_v[0-9]+")  # pcs_v1: a version's module
+
 
 def env_names() -> list[str]:
-    """Names of the built-in envs (modules of ``seer_env.envs``)."""
+    """Names of the built-in envs (the version modules of ``seer_env.envs``)."""
     return sorted(
-        m.name for m in pkgutil.iter_modules(_envs.__path__) if not m.name.startswith("_")
+        m.name for m in pkgutil.iter_modules(_envs.__path__) if _VERSION_MODULE.fullmatch(m.name)
     )
 
 

@@ -4,15 +4,11 @@ import pytest
 
 import seer_env
 
-
-def executor_configs(max_threads: int = 16) -> list[tuple[str, int]]:
-    """Every (executor, num_threads) pair to compare against serial."""
-    configs = [("serial", 1)]
-    for name in seer_env.executor_names():
-        if name == "serial":
-            continue
-        configs += [(name, t) for t in (1, 2, 3, 4, 8, 16) if t <= max_threads]
-    return configs
+# Tests are grouped by area (tests/<area>/); what several areas share is in
+# tests/support/ (on sys.path: pyproject.toml's pytest pythonpath).
+# The test-only models (faulty: contract breaches on purpose) are compiled into
+# the extension but not registered by default; the tests use them throughout.
+seer_env._core._register_test_models()
 
 
 @pytest.fixture(autouse=True, scope="session")

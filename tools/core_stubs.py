@@ -3,7 +3,7 @@
 Usage: ``python tools/core_stubs.py [OUTPUT_DIR]`` writes ``OUTPUT_DIR/seer_env/_core.pyi``
 (default: the repository root, i.e. the checked-in stub). The output depends
 only on the built module: pybind11-stubgen writes members in definition order,
-and nothing here adds a path, a date or a version. tests/test_core_stubs.py
+and nothing here adds a path, a date or a version. tests/tooling/test_core_stubs.py
 fails when the checked-in stub differs from what the built module gives.
 """
 
@@ -23,7 +23,7 @@ EXCEPTIONS = ("ContractViolation", "EventBudgetExceeded", "HandlerError")
 
 def write(output_dir: Path) -> Path:
     """Generate the stub under ``output_dir`` and return its path."""
-    # seer_env/__init__ moves the exceptions' __module__ to "seer_env" (their
+    # seer_env/__init__.py moves the exceptions' __module__ to "seer_env" (their
     # public home); put them back so that the stub defines them instead of
     # importing them from the package that imports them from _core.
     for name in EXCEPTIONS:

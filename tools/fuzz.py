@@ -39,6 +39,8 @@ from hypothesis import strategies as st  # noqa: E402
 from seer_env import _core  # noqa: E402
 from seer_env.testing.save_format import HEADER, rechecksum  # noqa: E402
 
+_core._register_test_models()  # faulty: fuzzed like the shipped models
+
 EVENT_SIZE = 96
 ORDINARY = (ValueError, TypeError, RuntimeError, OverflowError, KeyboardInterrupt)
 SMALL = {

@@ -16,9 +16,10 @@
 #include <string>
 
 #include "builtin_models.hpp"
+#include "comparison_executors.hpp"
+#include "model_registry.hpp"
 #include "seer/config.hpp"
-#include "seer/model_registry.hpp"
-#include "seer/simulation.hpp"
+#include "simulation.hpp"
 
 int main(int argc, char** argv) {
   auto arg = [&](int i, const char* fallback) { return argc > i ? argv[i] : fallback; };
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
                                                 {"population", std::atof(arg(7, "1"))},
                                                 {"dt", 1.0}};
   seer::register_builtin_models();
+  seer::register_comparison_executors();
   seer::Simulation sim(seer::make_model("phold", seer::Config(config)), options);
   sim.reset(0);
   for (long s = 0; s < steps; ++s) sim.step(nullptr, nullptr);

@@ -5,17 +5,15 @@
 #include <mutex>
 
 #include "aircraft/aircraft.hpp"
-#include "faulty/faulty.hpp"
+#include "model_registry.hpp"
 #include "pcs/pcs.hpp"
 #include "phold/phold.hpp"
-#include "seer/model_registry.hpp"
 
 namespace seer {
 
 void register_builtin_models() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_model("faulty", faulty_workload(), make_faulty);  // deliberate contract breaches
     register_model("phold", phold_workload(), make_phold);
     register_model("pcs", pcs_workload(), make_pcs);
     register_model("pcs_v1", pcs_v1_workload(), make_pcs_v1);

@@ -4,8 +4,8 @@
 
 namespace seer {
 
-// Registers pcs, aircraft, phold and faulty (factory and declaration).
-// Idempotent and thread-safe.
+// Registers phold, pcs, pcs_v1, aircraft and aircraft_v1 (factory and
+// declaration). Idempotent and thread-safe.
 void register_builtin_models();
 
 }  // namespace seer

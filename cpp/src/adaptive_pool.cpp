@@ -1,4 +1,4 @@
-#include "seer/adaptive_pool.hpp"
+#include "adaptive_pool.hpp"
 
 #include <time.h>
 
@@ -148,6 +148,10 @@ double AdaptivePool::recent_cost(unsigned threads) const {
   return c.at != 0 && steps_ - c.at <= kFreshSteps ? c.nanos : 0.0;
 }
 
+// One step's measurements, as a sequence of transitions: a probe ends
+// (adopted or failed); otherwise the step's cost and run fraction are noted,
+// a probe due now may be skipped, the check of a recent shed may undo it, and
+// a stall that does not pay extends the streak that sheds threads.
 void AdaptivePool::record(const StepTiming& step) {
   if (!enabled_ || max_ == 1) return;
   const Probe planned = probe_state();  // what next_threads() said before this step
@@ -155,29 +159,53 @@ void AdaptivePool::record(const StepTiming& step) {
   last_wall_ = step.wall_nanos;
   const bool stall = stalled(step);
   if (step.threads > current_) {  // the step was a probe
-    // Compare with the reduced count before this step's cost joins the averages.
-    const double reduced = recent_cost(current_);
-    const bool faster = reduced > 0.0 && cost_of(step) <= kFasterShare * reduced;
-    note_cost(step);
-    last_threads_ = step.threads;
-    steps_since_probe_ = 0;
-    skipped_since_probe_ = false;
-    if (stall && !faster) {
-      probe_failed_ = true;
-      probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
-      reason_ = describe("probe stalled", step, current_);
-    } else {
-      current_ = step.threads;
-      probe_failed_ = false;
-      ++restores_;
-      probe_interval_ = kFirstProbeInterval;
-      stalled_in_a_row_ = 0;
-      shed_check_in_ = 0;
-      reason_ = describe(stall ? "probe stalled but beat fewer threads per event" : "probe ran clean",
-                         step, current_);
-    }
+    end_probe(step, stall);
     return;
   }
+  note_step(step);
+  if (planned == Probe::kSkip) skip_probe();
+  // (Without events, a cost is per step: no shed check.)
+  if (shed_check_in_ != 0 && step.events != 0 && check_shed(step)) return;
+  if (!stall || stall_pays(step)) {
+    stalled_in_a_row_ = 0;
+    return;
+  }
+  note_stall(step);
+}
+
+void AdaptivePool::end_probe(const StepTiming& step, bool stall) {
+  // Compare with the reduced count before this step's cost joins the averages.
+  const double reduced = recent_cost(current_);
+  const bool faster = reduced > 0.0 && cost_of(step) <= kFasterShare * reduced;
+  note_cost(step);
+  last_threads_ = step.threads;
+  steps_since_probe_ = 0;
+  skipped_since_probe_ = false;
+  if (stall && !faster) {
+    fail_probe(step);
+  } else {
+    adopt_probe(step, stall);
+  }
+}
+
+void AdaptivePool::fail_probe(const StepTiming& step) {
+  probe_failed_ = true;
+  probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
+  reason_ = describe("probe stalled", step, current_);
+}
+
+void AdaptivePool::adopt_probe(const StepTiming& step, bool stall) {
+  current_ = step.threads;
+  probe_failed_ = false;
+  ++restores_;
+  probe_interval_ = kFirstProbeInterval;
+  stalled_in_a_row_ = 0;
+  shed_check_in_ = 0;
+  reason_ = describe(stall ? "probe stalled but beat fewer threads per event" : "probe ran clean",
+                     step, current_);
+}
+
+void AdaptivePool::note_step(const StepTiming& step) {
   // A one-thread step after a step on more threads first moves the pending
   // events into the serial loop's queue (ParallelExecutor::set_serial_layout,
   // ~2 ms of a 5-7 ms PCS 64x64 step): not what one thread costs.
@@ -185,69 +213,80 @@ void AdaptivePool::record(const StepTiming& step) {
   last_threads_ = step.threads;
   ++steps_since_probe_;
   if (step.threads == 1 && step.cpu_nanos != 0 && step.wall_nanos > step.boundary_nanos) {
-    const double run =
-        std::min(1.0, static_cast<double>(step.cpu_nanos) /
-                          static_cast<double>(step.wall_nanos - step.boundary_nanos));
-    run_fraction_ = run_samples_ == 0 ? run : run_fraction_ + kRunWeight * (run - run_fraction_);
-    run_samples_ = std::min(run_samples_ + 1, kRunSamples);
+    note_run_fraction(step);
   }
-  if (planned == Probe::kSkip) {
-    const double run = run_fraction();
-    ++skipped_probes_;
-    probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
-    steps_since_probe_ = 0;
-    skipped_since_probe_ = true;
-    char text[200];
-    std::snprintf(text, sizeof text,
-                  "probe skipped: %u-thread steps ran %.0f%% of their time on a CPU (the CPUs are "
-                  "busy); next steps on %u thread%s",
-                  current_, 100.0 * run, current_, current_ == 1 ? "" : "s");
-    reason_ = text;
+}
+
+void AdaptivePool::note_run_fraction(const StepTiming& step) {
+  const double run = std::min(1.0, static_cast<double>(step.cpu_nanos) /
+                                       static_cast<double>(step.wall_nanos - step.boundary_nanos));
+  run_fraction_ = run_samples_ == 0 ? run : run_fraction_ + kRunWeight * (run - run_fraction_);
+  run_samples_ = std::min(run_samples_ + 1, kRunSamples);
+}
+
+void AdaptivePool::skip_probe() {
+  const double run = run_fraction();
+  ++skipped_probes_;
+  probe_interval_ = std::min(kMaxProbeInterval, probe_interval_ * 2);
+  steps_since_probe_ = 0;
+  skipped_since_probe_ = true;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "probe skipped: %u-thread steps ran %.0f%% of their time on a CPU (the CPUs are "
+                "busy); next steps on %u thread%s",
+                current_, 100.0 * run, current_, current_ == 1 ? "" : "s");
+  reason_ = text;
+}
+
+bool AdaptivePool::check_shed(const StepTiming& step) {
+  // The first steps since a shed. Did it pay? If the stalled steps handled
+  // their events faster than the fastest of these steps on fewer threads,
+  // they were worth their waits (on a VM whose host took a vCPU now and then,
+  // PHOLD 16384 ran 13.5 ms a step shed, 6.6 ms unshed): go back now, not at
+  // the first probe. These steps' cost is now recent, so the same stalls do
+  // not shed again while it stays fresh (stall_pays()).
+  --shed_check_in_;
+  if (shed_check_in_ < kShedCheckSamples) {  // not the step that moved the layout
+    shed_check_best_ = std::min(shed_check_best_, cost_of(step));
   }
-  if (shed_check_in_ != 0 && step.events != 0) {  // (without events, a cost is per step)
-    // The first steps since a shed. Did it pay? If the stalled steps
-    // handled their events faster than the fastest of these steps on fewer
-    // threads, they were worth their waits (on a VM whose host took a vCPU
-    // now and then, PHOLD 16384 ran 13.5 ms a step shed, 6.6 ms unshed): go
-    // back now, not at the first probe. These steps' cost is now recent, so
-    // the same stalls do not shed again while it stays fresh (below).
-    --shed_check_in_;
-    if (shed_check_in_ < kShedCheckSamples) {  // not the step that moved the layout
-      shed_check_best_ = std::min(shed_check_best_, cost_of(step));
-    }
-    if (shed_check_in_ == 0 && shed_cost_ <= kFasterShare * shed_check_best_) {
-      current_ = std::min(max_, current_ * 2);
-      ++restores_;
-      steps_since_probe_ = 0;
-      probe_interval_ = kFirstProbeInterval;
-      stalled_in_a_row_ = 0;
-      char text[200];
-      std::snprintf(text, sizeof text,
-                    "shed undone: the stalled steps took %.0f%% of a %u-thread step's time per "
-                    "event; next steps on %u threads",
-                    100.0 * shed_cost_ / shed_check_best_, step.threads, current_);
-      reason_ = text;
-      return;
-    }
+  if (shed_check_in_ == 0 && shed_cost_ <= kFasterShare * shed_check_best_) {
+    undo_shed(step);
+    return true;
   }
-  if (!stall) {
-    stalled_in_a_row_ = 0;
-    return;
-  }
-  // A stall that still pays: fewer threads were measured recently and were slower.
+  return false;
+}
+
+void AdaptivePool::undo_shed(const StepTiming& step) {
+  current_ = std::min(max_, current_ * 2);
+  ++restores_;
+  steps_since_probe_ = 0;
+  probe_interval_ = kFirstProbeInterval;
+  stalled_in_a_row_ = 0;
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "shed undone: the stalled steps took %.0f%% of a %u-thread step's time per "
+                "event; next steps on %u threads",
+                100.0 * shed_cost_ / shed_check_best_, step.threads, current_);
+  reason_ = text;
+}
+
+bool AdaptivePool::stall_pays(const StepTiming& step) const {
   const unsigned fewer = std::max(1u, current_ / 2);
   const double fewer_cost = recent_cost(fewer);
-  if (fewer < current_ && fewer_cost > 0.0 && cost_of(step) <= kFasterShare * fewer_cost) {
-    stalled_in_a_row_ = 0;
-    return;
-  }
+  return fewer < current_ && fewer_cost > 0.0 && cost_of(step) <= kFasterShare * fewer_cost;
+}
+
+void AdaptivePool::note_stall(const StepTiming& step) {
   const bool severe = severely_stalled(step);
   // A new streak starts its sum afresh.
   stall_cost_sum_ = (stalled_in_a_row_ == 0 ? 0.0 : stall_cost_sum_) + cost_of(step);
   ++stalled_in_a_row_;
-  const bool shed =
+  const bool due =
       stalled_in_a_row_ >= kStallSteps || (severe && stalled_in_a_row_ >= kSevereSteps);
-  if (!shed || current_ == 1) return;
+  if (due && current_ != 1) shed(step, severe);
+}
+
+void AdaptivePool::shed(const StepTiming& step, bool severe) {
   current_ = std::max(1u, current_ / 2);
   ++reductions_;
   shed_cost_ = stall_cost_sum_ / stalled_in_a_row_;

@@ -1,4 +1,4 @@
-#include "seer/background_worker.hpp"
+#include "background_worker.hpp"
 
 #include <pthread.h>
 #include <signal.h>

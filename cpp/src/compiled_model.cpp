@@ -1,4 +1,4 @@
-#include "seer/compiled_model.hpp"
+#include "compiled_model.hpp"
 
 #include <cstring>
 #include <exception>

@@ -1,4 +1,4 @@
-#include "seer/dispatcher.hpp"
+#include "dispatcher.hpp"
 
 #include <cstring>
 #include <exception>

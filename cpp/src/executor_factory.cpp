@@ -1,20 +1,82 @@
+// The executor registry: executors by name, in registration order. The
+// runtime registers its own ("serial", "parallel"); others (the comparison
+// executors of cpp/comparison/) register through register_executor().
 #include <sched.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <string>
+#include <mutex>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "seer/executor.hpp"
-#include "baselines/barrier_executor.hpp"
-#include "baselines/locked_executor.hpp"
-#include "seer/parallel_executor.hpp"
-#include "seer/sequential_batch_runner.hpp"
-#include "seer/serial_executor.hpp"
+#include "executor.hpp"
+#include "parallel_executor.hpp"
+#include "sequential_batch_runner.hpp"
+#include "serial_executor.hpp"
 
 namespace seer {
+namespace {
 
-std::vector<std::string> executor_names() { return {"serial", "parallel", "locked", "barrier"}; }
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, ExecutorFactory>> entries;  // registration order
+
+  Registry() {
+    entries.emplace_back("serial", [](unsigned num_threads) -> std::unique_ptr<Executor> {
+      // Refused rather than run on 1 thread: the caller asked for threads it
+      // would silently not get (and env.runtime would contradict its request).
+      if (num_threads != 1) {
+        throw std::invalid_argument(
+            "num_threads must be 1 for executor 'serial' (use 'parallel' for more threads), "
+            "got " +
+            std::to_string(num_threads));
+      }
+      return std::make_unique<SerialExecutor>();
+    });
+    entries.emplace_back("parallel", [](unsigned num_threads) -> std::unique_ptr<Executor> {
+      return std::make_unique<ParallelExecutor>(num_threads);
+    });
+  }
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed, like the model registry
+  return *r;
+}
+
+// The factory registered under `name`; empty if none.
+ExecutorFactory find(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& [n, factory] : r.entries) {
+    if (n == name) return factory;
+  }
+  return {};
+}
+
+}  // namespace
+
+void register_executor(const std::string& name, ExecutorFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (auto& [n, f] : r.entries) {
+    if (n == name) {
+      f = std::move(factory);
+      return;
+    }
+  }
+  r.entries.emplace_back(name, std::move(factory));
+}
+
+std::vector<std::string> executor_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> names;
+  for (const auto& [n, f] : r.entries) names.push_back(n);
+  return names;
+}
 
 unsigned max_num_threads() {
   cpu_set_t cpus;
@@ -34,19 +96,7 @@ void check_num_threads(std::uint64_t num_threads) {
 
 std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_threads) {
   check_num_threads(num_threads);
-  if (name == "serial") {
-    // Refused rather than run on 1 thread: the caller asked for threads it
-    // would silently not get (and env.runtime would contradict its request).
-    if (num_threads != 1) {
-      throw std::invalid_argument(
-          "num_threads must be 1 for executor 'serial' (use 'parallel' for more threads), got " +
-          std::to_string(num_threads));
-    }
-    return std::make_unique<SerialExecutor>();
-  }
-  if (name == "parallel") return std::make_unique<ParallelExecutor>(num_threads);
-  if (name == "locked") return std::make_unique<LockedExecutor>(num_threads);
-  if (name == "barrier") return std::make_unique<BarrierExecutor>(num_threads);
+  if (const ExecutorFactory factory = find(name)) return factory(num_threads);
   std::string known;
   for (const auto& n : executor_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("executor must be one of " + known + "; got '" + name + "'");
@@ -55,8 +105,7 @@ std::unique_ptr<Executor> make_executor(const std::string& name, unsigned num_th
 std::unique_ptr<BatchRunner> make_batch_runner(const std::string& name, unsigned num_threads) {
   check_num_threads(num_threads);
   if (name == "parallel") return std::make_unique<ParallelBatchRunner>(num_threads);
-  const auto names = executor_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
+  if (!find(name)) {
     make_executor(name, num_threads);  // throws the error that names the known executors
   }
   return std::make_unique<SequentialBatchRunner>(name, num_threads);

@@ -1,4 +1,4 @@
-#include "seer/model_registry.hpp"
+#include "model_registry.hpp"
 
 #include <map>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "seer/parallel_engine.hpp"
+#include "parallel_engine.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "seer/errors.hpp"
-#include "seer/spin_wait.hpp"
+#include "spin_wait.hpp"
 
 namespace seer {
 namespace {

@@ -1,4 +1,4 @@
-#include "seer/parallel_executor.hpp"
+#include "parallel_executor.hpp"
 
 namespace seer {
 

@@ -1,4 +1,4 @@
-#include "seer/serial_executor.hpp"
+#include "serial_executor.hpp"
 
 #include <string>
 

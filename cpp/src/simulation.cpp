@@ -1,87 +1,19 @@
-#include "seer/simulation.hpp"
+// The step loop (reset, step, run_until, the vector env's begin_step /
+// finish_step), checked steps and the boundary outputs. save() and load()
+// are in save_load.cpp.
+#include "simulation.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <string>
-#include <vector>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
-#include "seer/digest.hpp"
+#include "digest.hpp"
 #include "seer/errors.hpp"
 
 namespace seer {
 namespace {
-
-// Format 2: magic, a 64-bit Digest of everything after it, then the payload.
-// The checksum refuses accidental corruption (bit flips, truncation) before
-// any field is read; every field is validated too (a crafted blob).
-constexpr char kSaveMagic[8] = {'S', 'E', 'E', 'R', 'S', 'A', 'V', '2'};
-constexpr char kSaveMagicPrefix[7] = {'S', 'E', 'E', 'R', 'S', 'A', 'V'};
-constexpr std::size_t kSaveHeader = sizeof(kSaveMagic) + sizeof(std::uint64_t);
-
-std::uint64_t payload_checksum(const char* data, std::size_t size) {
-  Digest d;
-  d.add(data, size);
-  return d.value();
-}
-
-[[noreturn]] void refuse(const std::string& why) {
-  throw std::invalid_argument("saved state is corrupt or not from this model: " + why);
-}
-
-class Writer {
- public:
-  template <class T>
-  void value(const T& v) { bytes(&v, sizeof(T)); }
-  void bytes(const void* p, std::size_t n) {
-    if (n == 0) return;  // p may be null (empty outputs of a model without agents)
-    out.append(static_cast<const char*>(p), n);
-  }
-  std::string out;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <class T>
-  T value() {
-    T v;
-    bytes(&v, sizeof(T));
-    return v;
-  }
-  void bytes(void* p, std::size_t n) {
-    if (n == 0) return;  // memcpy to a null p is undefined even for 0 bytes (UBSan)
-    if (n > in_.size() - pos_) throw std::invalid_argument("saved state is truncated");
-    std::memcpy(p, in_.data() + pos_, n);
-    pos_ += n;
-  }
-  bool done() const { return pos_ == in_.size(); }
-  std::size_t remaining() const { return in_.size() - pos_; }
-
- private:
-  const std::string& in_;
-  std::size_t pos_ = 0;
-};
-
-template <class T>
-void write_array(Writer& w, const T* data, std::size_t n) {
-  w.value<std::uint64_t>(n);
-  w.bytes(data, n * sizeof(T));
-}
-
-template <class T>
-void write_vector(Writer& w, const std::vector<T>& v) {
-  write_array(w, v.data(), v.size());
-}
-
-template <class T>
-void read_array(Reader& r, T* data, std::size_t n) {
-  if (r.value<std::uint64_t>() != n) {
-    throw std::invalid_argument("saved state has a different shape");
-  }
-  r.bytes(data, n * sizeof(T));
-}
 
 // Moves every pending event (a checked step's serial stand-in and back).
 void move_pending(Executor& from, Executor& to) {
@@ -404,163 +336,6 @@ std::uint64_t Simulation::digest() const {
   }
   for (const Event& event : pending_events()) d.add(&event, sizeof(Event));
   return d.value();
-}
-
-std::string Simulation::save() const {
-  require_ready("save()");
-  const ModelSpec& s = spec();
-  Writer w;
-  w.bytes(kSaveMagic, sizeof(kSaveMagic));
-  w.value<std::uint64_t>(0);  // the checksum, filled in below
-  w.value<std::uint64_t>(s.num_entities);
-  w.value<std::uint64_t>(model_->entity_state_size());
-  w.value<std::uint64_t>(model_->public_size());
-  w.value(now_);
-  w.value(steps_);
-  w.value(events_total_);
-  w.value(dispatcher_.seed());
-  for (EntityId e = 0; e < s.num_entities; ++e) {
-    w.bytes(model_->entity_state(e), model_->entity_state_size());
-    w.bytes(model_->public_state(e), model_->public_size());
-    const EntityRuntime& rt = dispatcher_.entity(e);
-    w.value(rt.rng.blocks());
-    w.value(rt.rng.used());
-    w.value(rt.next_seq);
-  }
-  write_vector(w, pending_events());
-  const std::size_t n = s.num_agents;
-  write_array(w, out_.observations, n * s.obs_dim);
-  write_array(w, out_.rewards, n);
-  write_array(w, out_.terminations, n);
-  write_array(w, out_.truncations, n);
-  write_array(w, out_.infos, n * s.info_keys.size());
-  const std::uint64_t sum =
-      payload_checksum(w.out.data() + kSaveHeader, w.out.size() - kSaveHeader);
-  std::memcpy(w.out.data() + sizeof(kSaveMagic), &sum, sizeof(sum));
-  return w.out;
-}
-
-void Simulation::load(const std::string& blob) {
-  const ModelSpec& s = spec();
-  if (blob.size() < kSaveHeader) {
-    throw std::invalid_argument("saved state is truncated (" + std::to_string(blob.size()) +
-                                " bytes)");
-  }
-  if (std::memcmp(blob.data(), kSaveMagicPrefix,
-                                               sizeof(kSaveMagicPrefix)) != 0) {
-    throw std::invalid_argument("saved state: not a seer_env save");
-  }
-  if (blob[sizeof(kSaveMagicPrefix)] != kSaveMagic[sizeof(kSaveMagicPrefix)]) {
-    throw std::invalid_argument(std::string("saved state has format version '") +
-                                blob[sizeof(kSaveMagicPrefix)] + "'; this seer_env reads '" +
-                                kSaveMagic[sizeof(kSaveMagicPrefix)] +
-                                "' only: saves of older versions cannot be loaded");
-  }
-  std::uint64_t sum;
-  std::memcpy(&sum, blob.data() + sizeof(kSaveMagic), sizeof(sum));
-  if (sum != payload_checksum(blob.data() + kSaveHeader, blob.size() - kSaveHeader)) {
-    refuse("the checksum does not match (the bytes were changed or truncated)");
-  }
-  Reader r(blob);
-  std::string header(kSaveHeader, '\0');
-  r.bytes(header.data(), kSaveHeader);
-  if (r.value<std::uint64_t>() != s.num_entities ||
-      r.value<std::uint64_t>() != model_->entity_state_size() ||
-      r.value<std::uint64_t>() != model_->public_size()) {
-    throw std::invalid_argument("saved state is for a different model or configuration");
-  }
-  // Read and check everything the runtime relies on before changing anything
-  // it cannot rebuild: a refused blob leaves the clock, RNG and queues alone.
-  const auto now = r.value<double>();
-  if (!std::isfinite(now) || now < 0.0) refuse("clock " + std::to_string(now));
-  const auto steps = r.value<std::uint64_t>();
-  const auto events_total = r.value<std::uint64_t>();
-  const auto seed = r.value<std::uint64_t>();
-  const std::size_t state_size = model_->entity_state_size();
-  const std::size_t public_size = model_->public_size();
-  const std::size_t per_entity = state_size + public_size + sizeof(std::uint64_t) +
-                                 sizeof(std::uint32_t) + sizeof(std::uint64_t);
-  if (r.remaining() / per_entity < s.num_entities) refuse("truncated entity records");
-  std::string states(s.num_entities * state_size, '\0');
-  std::string publics(s.num_entities * public_size, '\0');
-  struct Stream {
-    std::uint64_t blocks;
-    std::uint32_t used;
-    std::uint64_t next_seq;
-  };
-  std::vector<Stream> streams(s.num_entities);
-  for (EntityId e = 0; e < s.num_entities; ++e) {
-    r.bytes(states.data() + e * state_size, state_size);
-    r.bytes(publics.data() + e * public_size, public_size);
-    Stream& st = streams[e];
-    st.blocks = r.value<std::uint64_t>();
-    st.used = r.value<std::uint32_t>();
-    st.next_seq = r.value<std::uint64_t>();
-    // A stream draws 4 words a block: used in [0, 4]; a fresh one (no block
-    // yet) is exhausted (4).
-    if (st.used > 4 || (st.blocks == 0 && st.used != 4)) {
-      refuse("entity " + std::to_string(e) + " RNG counter (blocks " + std::to_string(st.blocks) +
-             ", used " + std::to_string(st.used) + ")");
-    }
-  }
-  const auto n_pending = r.value<std::uint64_t>();
-  if (n_pending > r.remaining() / sizeof(Event)) {
-    refuse(std::to_string(n_pending) + " pending events in " + std::to_string(r.remaining()) +
-           " bytes");
-  }
-  std::vector<Event> pending(n_pending);
-  for (std::uint64_t i = 0; i < n_pending; ++i) {
-    Event& ev = pending[i];
-    r.bytes(&ev, sizeof(Event));
-    const std::string which = "pending event " + std::to_string(i) + " ";
-    if (ev.target >= s.num_entities || ev.source >= s.num_entities) {
-      refuse(which + "from entity " + std::to_string(ev.source) + " to entity " +
-             std::to_string(ev.target) + " (" + std::to_string(s.num_entities) + " entities)");
-    }
-    if (!std::isfinite(ev.time) || ev.time < now) {
-      refuse(which + "at t=" + std::to_string(ev.time) + ", before the saved clock t=" +
-             std::to_string(now));
-    }
-    if (!s.event_kinds.empty() && ev.kind >= s.event_kinds.size()) {
-      refuse(which + "of kind " + std::to_string(ev.kind));
-    }
-    if (ev.reserved != 0) refuse(which + "has nonzero reserved bytes");
-    if (i > 0 && !key_less(pending[i - 1], ev)) refuse(which + "is out of order or repeated");
-  }
-  const std::size_t n = s.num_agents;
-  const std::uint64_t output_bytes =
-      5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
-      n * sizeof(*out_.rewards) + n * sizeof(*out_.terminations) +
-      n * sizeof(*out_.truncations) + n * s.info_keys.size() * sizeof(*out_.infos);
-  if (r.remaining() != output_bytes) {
-    refuse(std::to_string(r.remaining()) + " bytes of outputs, expected " +
-           std::to_string(output_bytes));
-  }
-  // Valid: commit (the outputs' sizes were checked just above, so the reads
-  // below cannot fail part-way).
-  needs_reset_ = true;
-  now_ = now;
-  steps_ = steps;
-  events_total_ = events_total;
-  dispatcher_.reseed(seed);
-  for (EntityId e = 0; e < s.num_entities; ++e) {
-    std::memcpy(model_->entity_state(e), states.data() + e * state_size, state_size);
-    std::memcpy(model_->public_state(e), publics.data() + e * public_size, public_size);
-    EntityRuntime& rt = dispatcher_.entity(e);
-    rt.rng.restore(seed, e, streams[e].blocks, streams[e].used);
-    rt.next_seq = streams[e].next_seq;
-  }
-  executor_->clear();
-  for (const Event& ev : pending) executor_->insert(ev);
-  read_array(r, out_.observations, n * s.obs_dim);
-  read_array(r, out_.rewards, n);
-  read_array(r, out_.terminations, n);
-  read_array(r, out_.truncations, n);
-  read_array(r, out_.infos, n * s.info_keys.size());
-  if (!r.done()) throw std::invalid_argument("saved state has trailing bytes");
-  model_->after_snapshot();
-  has_reset_ = true;
-  needs_reset_ = false;
 }
 
 }  // namespace seer

@@ -1,4 +1,4 @@
-#include "seer/thread_pool.hpp"
+#include "thread_pool.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "seer/spin_wait.hpp"
+#include "spin_wait.hpp"
 
 namespace seer {
 

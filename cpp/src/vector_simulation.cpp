@@ -1,10 +1,10 @@
-#include "seer/vector_simulation.hpp"
+#include "vector_simulation.hpp"
 
 #include <chrono>
 #include <stdexcept>
 #include <utility>
 
-#include "seer/model_registry.hpp"
+#include "model_registry.hpp"
 
 namespace seer {
 

@@ -31,14 +31,14 @@
 #include <thread>
 #include <vector>
 
+#include "adaptive_pool.hpp"
 #include "builtin_models.hpp"
-#include "seer/adaptive_pool.hpp"
+#include "model_registry.hpp"
+#include "parallel_engine.hpp"
+#include "parallel_executor.hpp"
 #include "seer/config.hpp"
-#include "seer/model_registry.hpp"
-#include "seer/parallel_engine.hpp"
-#include "seer/parallel_executor.hpp"
-#include "seer/simulation.hpp"
-#include "seer/vector_simulation.hpp"
+#include "simulation.hpp"
+#include "vector_simulation.hpp"
 
 namespace {
 

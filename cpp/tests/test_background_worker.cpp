@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "seer/background_worker.hpp"
+#include "background_worker.hpp"
 #include "seer/errors.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // CompiledModel with handlers written as plain C functions against
-// seer/handler_abi.h (what numba's cfuncs are to the runtime), so that
+// handler_abi.h (what numba's cfuncs are to the runtime), so that
 // `make tsan` and `make asan` see a compiled model's handlers on the worker
 // threads without Python.
 //
@@ -16,10 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "seer/compiled_model.hpp"
+#include "comparison_executors.hpp"
+#include "compiled_model.hpp"
+#include "handler_abi.h"
 #include "seer/errors.hpp"
-#include "seer/handler_abi.h"
-#include "seer/simulation.hpp"
+#include "simulation.hpp"
 
 namespace {
 
@@ -187,6 +188,7 @@ void expect_failure(std::int64_t mode, const std::string& needle, const std::str
 }  // namespace
 
 int main() {
+  seer::register_comparison_executors();
   const int steps = 6;
   const Trace serial = run("serial", 1, steps);
   const struct {

@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "seer/executive_list.hpp"
+#include "executive_list.hpp"
 
 namespace {
 

@@ -33,8 +33,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "local_queue.hpp"
 #include "seer/event.hpp"
-#include "seer/local_queue.hpp"
 
 namespace {
 

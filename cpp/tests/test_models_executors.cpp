@@ -19,13 +19,14 @@
 #include <thread>
 #include <vector>
 
+#include "builtin_models.hpp"
+#include "comparison_executors.hpp"
+#include "model_registry.hpp"
 #include "seer/config.hpp"
 #include "seer/errors.hpp"
-#include "builtin_models.hpp"
-#include "seer/model_registry.hpp"
 #include "seer/rng.hpp"
-#include "seer/simulation.hpp"
-#include "seer/vector_simulation.hpp"
+#include "simulation.hpp"
+#include "vector_simulation.hpp"
 
 namespace {
 
@@ -260,6 +261,7 @@ void test_interrupt_from_another_thread() {
 
 int main() {
   seer::register_builtin_models();
+  seer::register_comparison_executors();
   test_models_match_serial();
   test_vector_matches_instances();
   test_interrupt_from_another_thread();

@@ -13,11 +13,11 @@
 #include <string>
 #include <typeinfo>
 
+#include "model_registry.hpp"
 #include "seer/config.hpp"
 #include "seer/errors.hpp"
-#include "builtin_models.hpp"
-#include "seer/model_registry.hpp"
-#include "seer/simulation.hpp"
+#include "simulation.hpp"
+#include "test_models.hpp"
 
 namespace {
 
@@ -88,7 +88,7 @@ Outcome run(int mode, const std::string& executor, unsigned threads) {
 }  // namespace
 
 int main() {
-  seer::register_builtin_models();
+  seer::register_test_models();
   const auto start = std::chrono::steady_clock::now();
   // Mode 6 (foreign write) is only detectable with check=True on one
   // thread: not an executor concern.

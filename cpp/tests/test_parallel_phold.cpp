@@ -2,7 +2,7 @@
 // also runs under ThreadSanitizer): for several configurations, the digest
 // (states, random streams, sequence counters, pending events, clock) after
 // every step must equal the serial executor's, for 1, 2, 3, 4 and 8 threads
-// (and the locked/barrier benchmark baselines at 2 and 4).
+// (and the locked/barrier comparison executors at 2 and 4).
 // Configurations cover lookahead << dt (many horizon rounds per step),
 // lookahead >= dt (one round), work > 0, ties in time (mean 0), more threads
 // than entities, no remote events, all remote events; plus a reset with a new
@@ -21,11 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "case_watchdog.hpp"
-#include "seer/config.hpp"
 #include "builtin_models.hpp"
-#include "seer/model_registry.hpp"
-#include "seer/simulation.hpp"
+#include "case_watchdog.hpp"
+#include "comparison_executors.hpp"
+#include "model_registry.hpp"
+#include "seer/config.hpp"
+#include "simulation.hpp"
 
 namespace {
 
@@ -96,6 +97,7 @@ int steps_for(const Case& c, std::size_t episode) {
 
 int main() {
   seer::register_builtin_models();
+  seer::register_comparison_executors();
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Case> cases = {
       {"default", {{"num_entities", 64}, {"population", 4}}, 15},
@@ -118,7 +120,7 @@ int main() {
         {"mean", 0.2}},
        12},
   };
-  // The parallel executor at every thread count; the benchmark baselines
+  // The parallel executor at every thread count; the comparison executors
   // (which must be serial-equivalent too) at two.
   const std::pair<const char*, unsigned> executors[] = {
       {"parallel", 1}, {"parallel", 2}, {"parallel", 3}, {"parallel", 4}, {"parallel", 8},

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "case_watchdog.hpp"
-#include "seer/round_barrier.hpp"
+#include "round_barrier.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 #define SEER_TEST_TSAN 1

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "seer/event.hpp"
-#include "seer/serial_event_queue.hpp"
+#include "serial_event_queue.hpp"
 
 namespace {
 

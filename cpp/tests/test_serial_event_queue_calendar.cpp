@@ -32,7 +32,7 @@
 
 #include "queue_check.hpp"
 #include "seer/event.hpp"
-#include "seer/serial_event_queue.hpp"
+#include "serial_event_queue.hpp"
 
 namespace {
 

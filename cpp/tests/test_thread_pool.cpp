@@ -32,8 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "seer/spin_barrier.hpp"
-#include "seer/thread_pool.hpp"
+#include "spin_barrier.hpp"
+#include "thread_pool.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 #define SEER_TEST_TSAN 1

@@ -14,12 +14,13 @@
 #include <utility>
 #include <vector>
 
-#include "seer/config.hpp"
-#include "seer/executor.hpp"
 #include "builtin_models.hpp"
-#include "seer/model_registry.hpp"
-#include "seer/simulation.hpp"
-#include "seer/vector_simulation.hpp"
+#include "comparison_executors.hpp"
+#include "executor.hpp"
+#include "model_registry.hpp"
+#include "seer/config.hpp"
+#include "simulation.hpp"
+#include "vector_simulation.hpp"
 
 namespace {
 
@@ -99,6 +100,7 @@ void run_case(const Case& c, std::size_t num_envs, const char* executor, unsigne
 
 int main() {
   seer::register_builtin_models();
+  seer::register_comparison_executors();
   const std::vector<Case> cases = {
       {"phold", {{"num_entities", 40}, {"population", 2}, {"lookahead", 0.05}}, true, 0},
       {"pcs", {{"width", 4}, {"height", 4}, {"move_interval", 100}}, true, 0},

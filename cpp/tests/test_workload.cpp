@@ -10,8 +10,8 @@
 #include <string>
 
 #include "builtin_models.hpp"
+#include "model_registry.hpp"
 #include "phold/phold.hpp"
-#include "seer/model_registry.hpp"
 #include "seer/workload.hpp"
 
 namespace {

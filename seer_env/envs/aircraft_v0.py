@@ -1,22 +1,8 @@
 """aircraft_v0: a UAV swarm flying to its goals, sharing state by radio beacons.
 
-``num_uavs`` quadrotors start at random points of a square airspace and must
-each reach a random goal, without hitting the ground, leaving the airspace,
-flying too close to each other or draining their battery. Each UAV is an
-agent commanding collective thrust and body rates; it sees its own state and
-the nearest UAVs it has *heard* — the radio, not an oracle, tells it who is
-around.
-
-The step runs on the seer_env C++ runtime (``cpp/models/aircraft``). The
-compute is a rigid-body quadrotor with quadratic drag in a wind field of
-``wind_modes`` sinusoidal modes, integrated with RK4 at ``substeps`` substeps
-per step (the compute-intensity knobs). The communication is beacons: every
-``beacon_every`` substeps a UAV sends its position and velocity to every UAV
-within ``comm_radius`` (found through a spatial grid built once per step from
-the boundary snapshot), delivered ``comm_latency`` seconds later — the
-runtime's lookahead — so ``executor="parallel"`` runs a step on many threads
-with outputs bit-identical to ``"serial"``. A NumPy version of the same model
-is ``seer_env.reference.aircraft.AircraftReference``.
+The model, spaces, rewards, infos and rendering are ``seer_env.envs.aircraft``'s
+(:class:`~seer_env.envs.aircraft.AircraftEnv`); this version's arguments and
+defaults are below.
 
 ```python
 from seer_env.envs import aircraft_v0
@@ -31,82 +17,6 @@ while env.agents:
 | | |
 |---|---|
 | Import | ``from seer_env.envs import aircraft_v0`` or ``seer_env.make("aircraft_v0")`` |
-| Actions | Continuous |
-| Parallel API | Yes (AEC through ``aircraft_v0.env()``) |
-| Agents | ``num_uavs``: ``uav_0 .. uav_{N-1}``; they leave ``agents`` when they crash |
-| Action shape | ``Box(-1, 1, (4,), float32)`` |
-| Observation shape | ``(17 + 6 * k_neighbors,)`` float32 |
-| State shape | ``(8 * num_uavs,)`` float32 |
-
-## Action
-
-``[thrust, roll_rate, pitch_rate, yaw_rate]`` in [-1, 1]. Thrust/weight is
-``1 + thrust``: 0 hovers, -1 cuts the motors, +1 is twice the weight. The
-rates command ``max_rate * value`` rad/s to the body-rate controller.
-
-What Gaussian policies need, the same in ``step``, ``step_arrays`` and the
-vector env: values outside [-1, 1], infinities included, are clipped to the
-Box (as Gymnasium's ``ClipAction`` does); NaN raises ``ValueError`` naming
-the agent (a NaN action means a policy diverged: acting on it would hide
-that). A live UAV missing from ``step``'s actions dict hovers (it acts as
-if given zeros); the array paths take a row for every agent.
-
-## Observation (float32, per UAV)
-
-| index | value |
-|---|---|
-| 0-2 | position / ``arena_size`` (x, y, z; z up) |
-| 3-5 | velocity / 10 m/s |
-| 6-9 | attitude quaternion (w, x, y, z), body to world, in [-1, 1] |
-| 10-12 | body rates / ``max_rate`` |
-| 13-15 | (goal - position) / ``arena_size`` |
-| 16 | battery fraction, in [0, 1] |
-| 17 + 6 i .. | i-th nearest heard UAV: relative position / ``comm_radius`` (3), |
-| | relative velocity / 10 m/s (3); zeros when fewer than ``k_neighbors`` were heard |
-
-Every entry is clipped to [-100, 100] (the declared Box; scaled values are of
-order 1, so the clip only guards against extreme configs).
-
-"Heard" UAVs are the entries of the UAV's neighbour table (the last beacon of
-up to ``max_neighbors`` senders; when full, a new sender replaces the stalest
-entry) at most ``neighbor_timeout`` seconds old, as they were when sent.
-
-**Reward** per UAV and step: metres of progress toward the goal, minus
-``near_miss_penalty`` per near miss, minus ``energy_weight`` per joule used,
-minus ``crash_penalty`` on the step it hits the ground or leaves the airspace.
-A *near miss* is a beacon whose sender, dead-reckoned to the receiver's time,
-is closer than ``safe_radius``.
-
-**Termination**: a UAV terminates when it hits the ground (z < 0), leaves the
-airspace (|x| or |y| > ``arena_size``, z > ``ceiling``) or empties its battery;
-it then leaves ``agents``. Every UAV is truncated after ``max_cycles`` steps.
-
-**infos[agent]** (ints, same keys every step): ``near_misses`` (this step),
-``near_misses_total``, ``beacons_received`` (this step), ``neighbors`` (fresh
-table entries), ``crash_cause`` (0 flying, 1 ground, 2 out of bounds,
-3 battery empty).
-
-**state()**: per UAV ``[x, y, z] / arena_size, [vx, vy, vz] / 10 m/s, battery
-fraction, alive``, clipped to [-100, 100] like the observations.
-
-## Model
-
-Dynamics per UAV: position ``p``, velocity ``v``, attitude ``q``, body rates
-``w``; ``v' = g (1 + thrust) R(q) e_z - drag |v - u| (v - u) - g e_z`` with
-wind ``u(p, t) = sum_m a_m sin(k_m . p + omega_m t + phase_m)``; the body
-rates follow the command with gain ``rate_gain`` plus the gyroscopic term of a
-rigid body (inertia 0.01, 0.01, 0.02 kg m^2). Battery power is ``power_idle +
-power_thrust (1 + thrust)^2 + power_rate |rates|^2`` watts. The wind modes are
-part of the scenario: drawn from ``wind_seed``, not from the episode seed (the
-episode seed draws starts and goals: inner 80% of the airspace, 30-70% of the
-ceiling).
-
-Choices behind the defaults: ``comm_latency`` 50 ms is a mesh radio's latency
-and gives the parallel executor 2-3 synchronization rounds per 100 ms step;
-``beacon_every`` 10 substeps is 20 beacons per second; the default
-``arena_size`` grows as ``6.25 * sqrt(num_uavs)`` (200 m x 200 m at 256 UAVs)
-so that density, and so beacons per UAV (~20 per beacon round), stays the same at
-every size.
 
 ## Arguments
 
@@ -163,216 +73,41 @@ event_budget=50000000, render_mode=None)``
   default ``0.001``.
 - ``crash_penalty``: reward weight of a crash; [0.0, 1000000000.0], default
   ``10.0``.
-<!-- end of declared arguments -->
-
-- ``max_cycles``: steps until truncation, >= 1.
-- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy).
+- ``max_cycles``: steps until every agent is truncated, >= 1 (an env version
+  sets its own default); default ``500``.
+- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy);
   ``reset()`` without a seed afterwards continues deterministically from the
-  previous episode's seed.
-- ``executor``, ``num_threads``: how the runtime runs a step
-  (``seer_env.executor_names()``); outputs do not depend on them. The default
-  ``num_threads="auto"`` lets STPA pick both at the first reset
-  (``env.runtime.stpa`` says what and why).
-- ``check``: run the runtime's contract checks on every step (about 3x the
-  cost of an unchecked serial step).
-- ``check_steps``: run them on the first ``check_steps`` steps after the first
-  ``reset()`` only (default ``seer_env.env.DEFAULT_CHECK_STEPS``; 0: off): a
-  breach raises ``ContractViolation`` at once; outputs do not change.
-- ``event_budget``: most events one step may handle (0: unlimited).
-- ``render_mode``: ``None``, ``"rgb_array"`` (``render()`` returns a top-down
-  ``uint8[256, 256, 3]`` picture: UAVs coloured by altitude, blue low to
-  yellow high, red on a near miss this step; their goals in green; crashed
-  UAVs as dark red crosses), ``"ansi"`` (a text map and a summary line) or
-  ``"human"`` (prints the ``"ansi"`` text; no window, so it works headless).
+  previous episode's seed; default ``None``.
+- ``executor``: a name from ``seer_env.executor_names()``, or None: chosen with
+  ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+  choice for ``"auto"``); outputs never depend on it; default ``None``.
+- ``num_threads``: threads of the executor (the calling thread included), or
+  ``"auto"``: STPA chooses executor and pool size at the first ``reset()`` from
+  a short preflight (``env.runtime.stpa`` says what and why; docs/stpa.md);
+  default ``'auto'``.
+- ``check``: run the contract checks on every step (no handler writes another
+  entity's state or the snapshot; one handler at a time; about 1.3-3x an
+  unchecked serial step); default ``False``.
+- ``check_steps``: run the same checks on the first ``check_steps`` steps after
+  the first ``reset()`` only (0: off), so that a breach raises
+  ``ContractViolation`` at once; outputs are byte-identical either way; default
+  ``2``.
+- ``event_budget``: most events one step may handle (0: unlimited); default
+  ``50000000``.
+- ``render_mode``: None or one of the env's ``metadata['render_modes']``;
+  default ``None``.
+<!-- end of declared arguments -->
 
 ## Version history
 
 - v0: initial release.
 """
 
-from __future__ import annotations
+from seer_env.envs.aircraft import AircraftEnv
+from seer_env.envs.version import EnvVersion
 
-from typing import Any
-
-import numpy as np
-from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
-
-from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
-from seer_env.workloads import (
-    declared_parameters,
-    document_arguments,
-    entity_records,
-    record_dtype,
-    validate_params,
-    workload_spec,
+VERSION = EnvVersion(
+    "aircraft_v0", AircraftEnv, declaration="aircraft", defaults={"max_cycles": 500}
 )
-
-__all__ = ["UAV_STATE_DTYPE", "AircraftEnv", "env", "parallel_env", "raw_env", "uav_states"]
-
-SPEC = workload_spec("aircraft")  # the declaration: parameters, spaces, keys, records
-# The C++ UavState record (cpp/models/aircraft/aircraft.hpp), derived from the declaration.
-UAV_STATE_DTYPE = record_dtype("aircraft", "state")
-
-_RENDER_SIZE = 256  # rgb_array side, pixels
-_MAP_COLS, _MAP_ROWS = 64, 24  # ansi map size, characters
-
-
-def uav_states(sim) -> np.ndarray:
-    """The C++ entity states of an aircraft ``Simulation`` as a ``UAV_STATE_DTYPE`` array."""
-    return entity_records(sim, UAV_STATE_DTYPE)
-
-
-class AircraftEnv(SeerParallelEnv):
-    """The aircraft_v0 ParallelEnv (see the module docstring for the full documentation)."""
-
-    metadata = {
-        "name": "aircraft_v0",
-        "render_modes": ["ansi", "human", "rgb_array"],
-        "is_parallelizable": True,
-    }
-
-    @declared_parameters(SPEC)
-    def __init__(
-        self,
-        max_cycles: int = 500,
-        seed: int | None = None,
-        executor: str | None = None,
-        num_threads: int | str = "auto",
-        check: bool = False,
-        check_steps: int = DEFAULT_CHECK_STEPS,
-        event_budget: int = 50_000_000,
-        render_mode: str | None = None,
-        **params: Any,
-    ) -> None:
-        # Model parameters, defaults and checks: the declaration
-        # (cpp/models/aircraft/workload.cpp); k_neighbors <= max_neighbors is the model's.
-        self._build(
-            "aircraft",
-            validate_params(SPEC, params),
-            seed=seed,
-            max_cycles=max_cycles,
-            executor=executor,
-            num_threads=num_threads,
-            check=check,
-            check_steps=check_steps,
-            event_budget=event_budget,
-            render_mode=render_mode,
-        )
-
-    def _build(self, model: str, config: dict[str, Any], **runtime: Any) -> None:
-        """The runtime of ``model`` (``aircraft``, ``aircraft_v1``) and the swarm's attributes."""
-        super().__init__(model, config, **runtime)
-        self.num_uavs = config["num_uavs"]
-        # arena_size's declared default is computed (default_doc); the same formula.
-        self.arena_size = config.get("arena_size", 6.25 * np.sqrt(self.num_uavs))
-        self.ceiling = config["ceiling"]
-        self.battery_capacity = config["battery_capacity"]
-
-    # -- rendering ------------------------------------------------------------------------------
-    def _swarm(self) -> dict[str, np.ndarray]:
-        states = uav_states(self.sim)
-        return {
-            "pos": states["body"][:, 0:3],
-            "goal": states["goal"],
-            "alive": states["alive"] != 0,
-            "near_miss": states["near_misses_step"] > 0,
-            "battery": states["energy"],
-        }
-
-    def _render_rgb_array(self) -> np.ndarray:
-        """Top-down picture, north up: ``uint8[256, 256, 3]``."""
-        size = _RENDER_SIZE
-        swarm = self._swarm()
-        image = np.empty((size, size, 3), dtype=np.uint8)
-        image[:] = (24, 28, 36)
-        image[[0, -1], :] = image[:, [0, -1]] = (90, 96, 110)  # airspace border
-
-        def pixels(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            scale = (size - 1) / (2.0 * self.arena_size)
-            with np.errstate(invalid="ignore"):
-                col = np.clip((points[:, 0] + self.arena_size) * scale, 0, size - 1)
-                row = np.clip((self.arena_size - points[:, 1]) * scale, 0, size - 1)
-            col, row = np.nan_to_num(col), np.nan_to_num(row)
-            return row.astype(np.int64), col.astype(np.int64)
-
-        def stamp(rows, cols, offsets, colors) -> None:
-            for dr, dc in offsets:
-                r, c = np.clip(rows + dr, 0, size - 1), np.clip(cols + dc, 0, size - 1)
-                image[r, c] = colors
-
-        alive = swarm["alive"]
-        gr, gc = pixels(swarm["goal"][alive])
-        stamp(gr, gc, [(0, 0), (0, 1), (1, 0), (1, 1)], (60, 200, 90))
-        dr_, dc_ = pixels(swarm["pos"][~alive])
-        stamp(dr_, dc_, [(-1, -1), (0, 0), (1, 1), (-1, 1), (1, -1)], (140, 30, 30))
-        rows, cols = pixels(swarm["pos"][alive])
-        height = np.clip(np.nan_to_num(swarm["pos"][alive, 2]) / self.ceiling, 0.0, 1.0)
-        colors = np.stack(
-            [60 + 195 * height, 90 + 150 * height, 255 - 200 * height], axis=1
-        ).astype(np.uint8)
-        colors[swarm["near_miss"][alive]] = (255, 40, 40)
-        square = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)]
-        stamp(rows, cols, square, colors)
-        return image
-
-    def _render_ansi(self) -> str:
-        """A text map (``o`` one UAV, digits for more, ``#`` ten or more, ``x`` crashed)."""
-        swarm = self._swarm()
-        grid = np.zeros((_MAP_ROWS, _MAP_COLS), dtype=np.int64)
-        dead = np.zeros((_MAP_ROWS, _MAP_COLS), dtype=bool)
-        for points, target in (
-            (swarm["pos"][swarm["alive"]], None),
-            (swarm["pos"][~swarm["alive"]], dead),
-        ):
-            with np.errstate(invalid="ignore"):
-                u = np.nan_to_num((points[:, 0] + self.arena_size) / (2.0 * self.arena_size))
-                v = np.nan_to_num((self.arena_size - points[:, 1]) / (2.0 * self.arena_size))
-            c = np.clip((u * _MAP_COLS).astype(np.int64), 0, _MAP_COLS - 1)
-            r = np.clip((v * _MAP_ROWS).astype(np.int64), 0, _MAP_ROWS - 1)
-            if target is None:
-                np.add.at(grid, (r, c), 1)
-            else:
-                target[r, c] = True
-        lines = []
-        for row in range(_MAP_ROWS):
-            chars = []
-            for col in range(_MAP_COLS):
-                n = grid[row, col]
-                if n == 0:
-                    chars.append("x" if dead[row, col] else ".")
-                else:
-                    chars.append("o" if n == 1 else (str(n) if n < 10 else "#"))
-            lines.append("".join(chars))
-        infos = self.sim.infos()
-        alive = int(swarm["alive"].sum())
-        battery = swarm["battery"] / self.battery_capacity
-        head = (
-            f"{self.metadata['name']} t={self.sim.now:.2f} s step {self.sim.steps}: "
-            f"{alive}/{self.num_uavs} flying, near misses {int(infos[:, 0].sum())} "
-            f"(total {int(infos[:, 1].sum())}), mean battery {battery.mean():.1%}"
-        )
-        border = "+" + "-" * _MAP_COLS + "+"
-        return "\n".join([head, border, *(f"|{line}|" for line in lines), border])
-
-    def _render_human(self) -> None:
-        """Print the ``"ansi"`` text (works headless: no window is opened)."""
-        print(self._render_ansi())
-
-
-def parallel_env(**kwargs: Any) -> AircraftEnv:
-    """The aircraft_v0 ParallelEnv; keyword arguments as in the module docstring."""
-    return AircraftEnv(**kwargs)
-
-
-def raw_env(**kwargs: Any) -> AECEnv:
-    """aircraft_v0 as an AEC env without wrappers (``parallel_to_aec_wrapper``)."""
-    return parallel_to_aec_wrapper(parallel_env(**kwargs))
-
-
-def env(**kwargs: Any) -> AECEnv:
-    """aircraft_v0 as an AEC env (``parallel_to_aec``: order enforced)."""
-    return parallel_to_aec(parallel_env(**kwargs))
-
-
-__doc__ = document_arguments(__doc__, SPEC, "aircraft_v0.parallel_env", AircraftEnv.__init__)
+parallel_env, raw_env, env = VERSION.functions(__name__)
+__doc__ = VERSION.document(__doc__)

@@ -1,7 +1,7 @@
 """aircraft_v1: aircraft_v0 with reward terms scaled so that each one matters.
 
-The model, spaces, events and arguments are aircraft_v0's (see its
-docstring); only these defaults differ:
+The model, spaces, events, rendering and arguments are ``seer_env.envs.aircraft``'s
+(:class:`~seer_env.envs.aircraft.AircraftEnv`) as in aircraft_v0; only these defaults differ:
 
 - ``num_uavs`` 256 -> 16: the learnable task's small size (docs/tasks.md).
 - ``near_miss_penalty`` 1.0 -> 0.2: a near miss is counted per *beacon*
@@ -84,11 +84,30 @@ event_budget=50000000, render_mode=None)``
   default ``0.001``.
 - ``crash_penalty``: reward weight of a crash; [0.0, 1000000000.0], default
   ``30.0``.
+- ``max_cycles``: steps until every agent is truncated, >= 1 (an env version
+  sets its own default); default ``300``.
+- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy);
+  ``reset()`` without a seed afterwards continues deterministically from the
+  previous episode's seed; default ``None``.
+- ``executor``: a name from ``seer_env.executor_names()``, or None: chosen with
+  ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+  choice for ``"auto"``); outputs never depend on it; default ``None``.
+- ``num_threads``: threads of the executor (the calling thread included), or
+  ``"auto"``: STPA chooses executor and pool size at the first ``reset()`` from
+  a short preflight (``env.runtime.stpa`` says what and why; docs/stpa.md);
+  default ``'auto'``.
+- ``check``: run the contract checks on every step (no handler writes another
+  entity's state or the snapshot; one handler at a time; about 1.3-3x an
+  unchecked serial step); default ``False``.
+- ``check_steps``: run the same checks on the first ``check_steps`` steps after
+  the first ``reset()`` only (0: off), so that a breach raises
+  ``ContractViolation`` at once; outputs are byte-identical either way; default
+  ``2``.
+- ``event_budget``: most events one step may handle (0: unlimited); default
+  ``50000000``.
+- ``render_mode``: None or one of the env's ``metadata['render_modes']``;
+  default ``None``.
 <!-- end of declared arguments -->
-
-- ``max_cycles``: steps until truncation, >= 1 (default 300: 30 s).
-- ``seed``, ``executor``, ``num_threads``, ``check``, ``check_steps``, ``event_budget``,
-  ``render_mode``: as aircraft_v0.
 
 ## Version history
 
@@ -96,73 +115,12 @@ event_budget=50000000, render_mode=None)``
 - v0: initial release.
 """
 
-from __future__ import annotations
+from seer_env.envs.aircraft import AircraftEnv
+from seer_env.envs.version import EnvVersion
 
-from typing import Any
-
-from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
-
-from seer_env.env import DEFAULT_CHECK_STEPS
-from seer_env.envs.aircraft_v0 import AircraftEnv
-from seer_env.workloads import (
-    declared_parameters,
-    document_arguments,
-    validate_params,
-    workload_spec,
+# The declaration (cpp/models/aircraft/workload.cpp): aircraft's with v1's defaults.
+VERSION = EnvVersion(
+    "aircraft_v1", AircraftEnv, declaration="aircraft_v1", defaults={"max_cycles": 300}
 )
-
-__all__ = ["AircraftV1Env", "env", "parallel_env", "raw_env"]
-
-# The declaration (cpp/models/aircraft/workload.cpp): aircraft_v0's with v1's defaults.
-SPEC = workload_spec("aircraft_v1")
-
-
-class AircraftV1Env(AircraftEnv):
-    """The aircraft_v1 ParallelEnv (see the module docstring)."""
-
-    metadata = {**AircraftEnv.metadata, "name": "aircraft_v1"}
-
-    @declared_parameters(SPEC)
-    def __init__(
-        self,
-        max_cycles: int = 300,
-        seed: int | None = None,
-        executor: str | None = None,
-        num_threads: int | str = "auto",
-        check: bool = False,
-        check_steps: int = DEFAULT_CHECK_STEPS,
-        event_budget: int = 50_000_000,
-        render_mode: str | None = None,
-        **params: Any,
-    ) -> None:
-        self._build(
-            "aircraft_v1",
-            validate_params(SPEC, params),
-            seed=seed,
-            max_cycles=max_cycles,
-            executor=executor,
-            num_threads=num_threads,
-            check=check,
-            check_steps=check_steps,
-            event_budget=event_budget,
-            render_mode=render_mode,
-        )
-
-
-def parallel_env(**kwargs: Any) -> AircraftV1Env:
-    """The aircraft_v1 ParallelEnv; keyword arguments as in the module docstring."""
-    return AircraftV1Env(**kwargs)
-
-
-def raw_env(**kwargs: Any) -> AECEnv:
-    """aircraft_v1 as an AEC env without wrappers (``parallel_to_aec_wrapper``)."""
-    return parallel_to_aec_wrapper(parallel_env(**kwargs))
-
-
-def env(**kwargs: Any) -> AECEnv:
-    """aircraft_v1 as an AEC env (``parallel_to_aec``: order enforced)."""
-    return parallel_to_aec(parallel_env(**kwargs))
-
-
-__doc__ = document_arguments(__doc__, SPEC, "aircraft_v1.parallel_env", AircraftV1Env.__init__)
+parallel_env, raw_env, env = VERSION.functions(__name__)
+__doc__ = VERSION.document(__doc__)

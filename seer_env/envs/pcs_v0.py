@@ -1,20 +1,9 @@
-"""pcs_v0: wireless cell management (guard channels for handoffs).
+"""pcs_v0: the classic PCS model, guard channels for handoffs.
 
-The classic PCS model of parallel simulation (ROSS-Models ``pcs``, after
-Carothers et al., *Distributed simulation of large-scale PCS networks*) as a
-cooperative-competitive MARL task. Radio cells on a ``width x height`` torus
-serve mobile phones. Phones place calls, hang up and move between neighbouring
-cells; a call that moves is *handed off* to the neighbour and is *dropped* if
-that cell has no free channel. Every cell decides, each step, how many of its
-channels to hold back as **guard channels**: a new call is admitted only while
-free channels > guard, a handoff while any channel is free. Blocking a new call
-costs less than dropping a call in progress (``handoff_weight``).
-
-The step runs on the seer_env C++ runtime (``cpp/models/pcs``): phones are
-events, one pending event per phone, and handoffs are cross-cell events at
-``now + handoff_delay`` (the runtime's lookahead), so ``executor="parallel"``
-runs a step on many threads with outputs bit-identical to ``"serial"``. A
-pure-Python version of the same model is ``seer_env.reference.pcs.PcsReference``.
+Cells on a torus serve phones that call, hang up and move; every cell picks
+its number of guard channels each step. The model, spaces, rewards, infos and
+rendering are ``seer_env.envs.pcs``'s (:class:`~seer_env.envs.pcs.PcsEnv`);
+this version's arguments and defaults are below.
 
 ```python
 from seer_env.envs import pcs_v0
@@ -30,56 +19,7 @@ print(env.unwrapped.stats())
 | | |
 |---|---|
 | Import | ``from seer_env.envs import pcs_v0`` or ``seer_env.make("pcs_v0")`` |
-| Actions | Discrete |
-| Parallel API | Yes (AEC through ``pcs_v0.env()``) |
-| Agents | ``width * height``: ``cell_0 .. cell_{N-1}``, row-major (cell = y * width + x) |
-| Action shape | ``Discrete(channels + 1)``: the number of guard channels |
 | Observation shape | ``(10,)`` float32 |
-| State shape | ``(2 * width * height,)`` float32 in [0, 1] |
-
-## Observation (float32, per cell)
-
-| index | value | range |
-|---|---|---|
-| 0 | own busy channels / ``channels`` | [0, 1] |
-| 1 | guard channels of the step just run / ``channels`` | [0, 1] |
-| 2 | this step's call attempts (incl. busy lines) / ``e`` | [0, inf) |
-| 3 | this step's blocked new calls / ``e`` | [0, inf) |
-| 4 | this step's incoming handoffs / ``e`` | [0, inf) |
-| 5 | this step's dropped handoffs / ``e`` | [0, inf) |
-| 6-9 | busy fraction of the neighbours x-1, x+1, y-1, y+1 | [0, 1] |
-
-``e = phones_per_cell * step_minutes / call_interval`` is the expected number of
-call attempts per cell per step, so counts are of order 1. Neighbours are read
-from the runtime's boundary snapshot.
-
-**Reward** per cell and step: ``-(blocks + handoff_weight * dropped_handoffs)``.
-
-**infos[agent]**: that step's integer counters, the same keys every step:
-``call_attempts, blocks, busy_lines, handoffs_in, dropped_handoffs, events``.
-
-**state()**: ``[busy fraction, guard fraction]`` of every cell, interleaved.
-
-**Episode**: no terminations; every agent is truncated after ``max_cycles``
-steps.
-
-**stats()** (``env.unwrapped.stats()``): totals over all cells since reset —
-``call_attempts``, ``blocks``, ``busy_lines``, ``handoffs``,
-``dropped_handoffs``, ``events`` — and ``blocking_probability`` =
-``(blocks + dropped) / (attempts - busy_lines)``, the figure classic PCS runs
-print.
-
-## Model
-
-Phones start idle with exponential times to their next call (mean
-``call_interval``) and next move (mean ``move_interval``), all in minutes. A
-call attempt while the phone is in a call is a *busy line*. An admitted call
-lasts ``exp(call_duration)``; if the phone's next move comes first it is handed
-off to a random neighbour. An idle phone simply walks to random neighbours.
-With ``channels=10`` and guard 0 everywhere it is the classic model: busy lines
-are about 1/3 of call attempts. One deviation from the classic model, which
-hands off with zero delay: every cross-cell arrival takes at least
-``handoff_delay`` minutes (details in ``cpp/models/pcs/pcs.hpp``).
 
 ## Arguments
 
@@ -109,138 +49,39 @@ event_budget=50000000, render_mode=None)``
 - ``step_minutes``: simulated minutes per step; > 0.0, default ``60.0``.
 - ``handoff_weight``: cost of a dropped handoff relative to a blocked call; >=
   0.0, default ``5.0``.
-<!-- end of declared arguments -->
-
-- ``max_cycles``: steps until truncation, >= 1.
-- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy).
+- ``max_cycles``: steps until every agent is truncated, >= 1 (an env version
+  sets its own default); default ``1000``.
+- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy);
   ``reset()`` without a seed afterwards continues deterministically from the
-  previous episode's seed.
-- ``executor``, ``num_threads``: how the runtime runs a step
-  (``seer_env.executor_names()``); outputs do not depend on them. The default
-  ``num_threads="auto"`` lets STPA pick both at the first reset
-  (``env.runtime.stpa`` says what and why).
-- ``check``: run the runtime's contract checks on every step (slow).
-- ``check_steps``: run them on the first ``check_steps`` steps after the first
-  ``reset()`` only (default ``seer_env.env.DEFAULT_CHECK_STEPS``; 0: off): a
-  breach raises ``ContractViolation`` at once; outputs do not change.
-- ``event_budget``: most events one step may handle (0: unlimited).
-- ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the cell load as
-  a text grid, one character per cell from `` `` idle to ``@`` full) or
-  ``"human"`` (prints it).
+  previous episode's seed; default ``None``.
+- ``executor``: a name from ``seer_env.executor_names()``, or None: chosen with
+  ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+  choice for ``"auto"``); outputs never depend on it; default ``None``.
+- ``num_threads``: threads of the executor (the calling thread included), or
+  ``"auto"``: STPA chooses executor and pool size at the first ``reset()`` from
+  a short preflight (``env.runtime.stpa`` says what and why; docs/stpa.md);
+  default ``'auto'``.
+- ``check``: run the contract checks on every step (no handler writes another
+  entity's state or the snapshot; one handler at a time; about 1.3-3x an
+  unchecked serial step); default ``False``.
+- ``check_steps``: run the same checks on the first ``check_steps`` steps after
+  the first ``reset()`` only (0: off), so that a breach raises
+  ``ContractViolation`` at once; outputs are byte-identical either way; default
+  ``2``.
+- ``event_budget``: most events one step may handle (0: unlimited); default
+  ``50000000``.
+- ``render_mode``: None or one of the env's ``metadata['render_modes']``;
+  default ``None``.
+<!-- end of declared arguments -->
 
 ## Version history
 
 - v0: initial release.
 """
 
-from __future__ import annotations
+from seer_env.envs.pcs import PcsEnv
+from seer_env.envs.version import EnvVersion
 
-from typing import Any
-
-import numpy as np
-from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
-
-from seer_env.env import DEFAULT_CHECK_STEPS, SeerParallelEnv
-from seer_env.workloads import (
-    declared_parameters,
-    document_arguments,
-    validate_params,
-    workload_spec,
-)
-
-__all__ = ["PcsEnv", "env", "parallel_env", "raw_env"]
-
-SPEC = workload_spec("pcs")  # the declaration: parameters, spaces, keys, records
-_LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
-
-
-class PcsEnv(SeerParallelEnv):
-    """The pcs_v0 ParallelEnv (see the module docstring for the full documentation)."""
-
-    metadata = {"name": "pcs_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-
-    @declared_parameters(SPEC)
-    def __init__(
-        self,
-        max_cycles: int = 1000,
-        seed: int | None = None,
-        executor: str | None = None,
-        num_threads: int | str = "auto",
-        check: bool = False,
-        check_steps: int = DEFAULT_CHECK_STEPS,
-        event_budget: int = 50_000_000,
-        render_mode: str | None = None,
-        **params: Any,
-    ) -> None:
-        # Model parameters, defaults and checks: the declaration (cpp/models/pcs/workload.cpp).
-        self._build(
-            "pcs",
-            validate_params(SPEC, params),
-            seed=seed,
-            max_cycles=max_cycles,
-            executor=executor,
-            num_threads=num_threads,
-            check=check,
-            check_steps=check_steps,
-            event_budget=event_budget,
-            render_mode=render_mode,
-        )
-
-    def _build(self, model: str, config: dict[str, Any], **runtime: Any) -> None:
-        """The runtime of ``model`` (``pcs``, ``pcs_v1``) and the grid's attributes."""
-        super().__init__(model, config, **runtime)
-        self.width = config["width"]
-        self.height = config["height"]
-        self.channels = config["channels"]
-
-    def stats(self) -> dict[str, float]:
-        """Totals over all cells since reset, and the blocking probability.
-
-        Returns:
-            ``call_attempts``, ``blocks``, ``busy_lines``, ``handoffs``,
-            ``dropped_handoffs``, ``events`` (ints) and ``blocking_probability``
-            = ``(blocks + dropped_handoffs) / (call_attempts - busy_lines)``
-            (0.0 before any call).
-        """
-        if self._episode_seed is None:
-            raise RuntimeError("stats() called before reset()")
-        out: dict[str, Any] = self.sim.totals()
-        offered = out["call_attempts"] - out["busy_lines"]
-        lost = out["blocks"] + out["dropped_handoffs"]
-        out["blocking_probability"] = lost / offered if offered else 0.0
-        return out
-
-    def _render_ansi(self) -> str:
-        """Cell load as text: one character per cell (`` `` idle .. ``@`` full), one row per y."""
-        busy = self.sim.state()[0::2].reshape(self.height, self.width)
-        levels = np.minimum((busy * len(_LOAD_CHARS)).astype(np.int64), len(_LOAD_CHARS) - 1)
-        rows = ["".join(_LOAD_CHARS[v] for v in row) for row in levels.tolist()]
-        s = self.stats()
-        head = (
-            f"{self.metadata['name']} t={self.sim.now:g} min step {self.sim.steps}: "
-            f"busy {busy.mean():.0%}, blocking {s['blocking_probability']:.3f}"
-        )
-        return "\n".join([head, *rows])
-
-    def _render_human(self) -> None:
-        """Print the ``"ansi"`` text."""
-        print(self._render_ansi())
-
-
-def parallel_env(**kwargs: Any) -> PcsEnv:
-    """The pcs_v0 ParallelEnv; keyword arguments as in the module docstring."""
-    return PcsEnv(**kwargs)
-
-
-def raw_env(**kwargs: Any) -> AECEnv:
-    """pcs_v0 as an AEC env without wrappers (``parallel_to_aec_wrapper``)."""
-    return parallel_to_aec_wrapper(parallel_env(**kwargs))
-
-
-def env(**kwargs: Any) -> AECEnv:
-    """pcs_v0 as an AEC env (``parallel_to_aec``: order enforced)."""
-    return parallel_to_aec(parallel_env(**kwargs))
-
-
-__doc__ = document_arguments(__doc__, SPEC, "pcs_v0.parallel_env", PcsEnv.__init__)
+VERSION = EnvVersion("pcs_v0", PcsEnv, declaration="pcs", defaults={"max_cycles": 1000})
+parallel_env, raw_env, env = VERSION.functions(__name__)
+__doc__ = VERSION.document(__doc__)

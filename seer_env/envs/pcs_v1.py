@@ -1,6 +1,6 @@
 """pcs_v1: guard channels under traffic that varies in time and space.
 
-The model of :mod:`seer_env.envs.pcs_v0` (cells on a torus, phones as
+The model of :mod:`seer_env.envs.pcs` (cells on a torus, phones as
 events, guard channels for handoffs) with the traffic real cellular networks
 have, which no constant guard count answers well:
 
@@ -62,8 +62,8 @@ print(env.unwrapped.stats())
 counts above ``count_cap`` read as ``count_cap`` (they stay finite, so the
 Box is bounded).
 
-**Reward**, **infos**, **state()**, **stats()**, **episode** and the event
-semantics: as pcs_v0 (see its docstring).
+**Reward**, **infos**, **state()**, **stats()**, **episode**, rendering and
+the event semantics: ``seer_env.envs.pcs``'s (:class:`~seer_env.envs.pcs.PcsEnv`).
 
 ## Arguments
 
@@ -106,12 +106,30 @@ check=False, check_steps=2, event_budget=50000000, render_mode=None)``
   (0: none); >= 0.0, default ``200.0``.
 - ``count_cap``: largest scaled count observed (bounds the Box); > 0.0, default
   ``8.0``.
+- ``max_cycles``: steps until every agent is truncated, >= 1 (an env version
+  sets its own default); default ``96``.
+- ``seed``: seed of the first ``reset()`` without one (None: fresh entropy);
+  ``reset()`` without a seed afterwards continues deterministically from the
+  previous episode's seed; default ``None``.
+- ``executor``: a name from ``seer_env.executor_names()``, or None: chosen with
+  ``num_threads`` (``"serial"`` for 1 thread, else ``"parallel"``; STPA's
+  choice for ``"auto"``); outputs never depend on it; default ``None``.
+- ``num_threads``: threads of the executor (the calling thread included), or
+  ``"auto"``: STPA chooses executor and pool size at the first ``reset()`` from
+  a short preflight (``env.runtime.stpa`` says what and why; docs/stpa.md);
+  default ``'auto'``.
+- ``check``: run the contract checks on every step (no handler writes another
+  entity's state or the snapshot; one handler at a time; about 1.3-3x an
+  unchecked serial step); default ``False``.
+- ``check_steps``: run the same checks on the first ``check_steps`` steps after
+  the first ``reset()`` only (0: off), so that a breach raises
+  ``ContractViolation`` at once; outputs are byte-identical either way; default
+  ``2``.
+- ``event_budget``: most events one step may handle (0: unlimited); default
+  ``50000000``.
+- ``render_mode``: None or one of the env's ``metadata['render_modes']``;
+  default ``None``.
 <!-- end of declared arguments -->
-
-- ``max_cycles``: steps until truncation, >= 1 (default 96: 4 days of hourly
-  steps).
-- ``seed``, ``executor``, ``num_threads``, ``check``, ``check_steps``, ``event_budget``,
-  ``render_mode``: as pcs_v0.
 
 pcs_v0's parameters mean the same here; the traffic parameters are read by
 ``cpp/models/pcs/traffic.hpp``. A "day" has 24 hours of ``day_minutes / 24``
@@ -137,74 +155,11 @@ best constant guard (3) scores about -138 per cell and episode, the rule
 - v0: initial release.
 """
 
-from __future__ import annotations
+from seer_env.envs.pcs import PcsEnv
+from seer_env.envs.version import EnvVersion
 
-from typing import Any
-
-from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
-
-from seer_env.env import DEFAULT_CHECK_STEPS
-from seer_env.envs.pcs_v0 import PcsEnv
-from seer_env.workloads import (
-    declared_parameters,
-    document_arguments,
-    validate_params,
-    workload_spec,
-)
-
-__all__ = ["PcsV1Env", "env", "parallel_env", "raw_env"]
-
-# The declaration (cpp/models/pcs/workload.cpp): pcs_v0's parameters with the
+# The declaration (cpp/models/pcs/workload.cpp): pcs's parameters with the
 # task's defaults, and the traffic parameters.
-SPEC = workload_spec("pcs_v1")
-
-
-class PcsV1Env(PcsEnv):
-    """The pcs_v1 ParallelEnv (see the module docstring for the full documentation)."""
-
-    metadata = {"name": "pcs_v1", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-
-    @declared_parameters(SPEC)
-    def __init__(
-        self,
-        max_cycles: int = 96,
-        seed: int | None = None,
-        executor: str | None = None,
-        num_threads: int | str = "auto",
-        check: bool = False,
-        check_steps: int = DEFAULT_CHECK_STEPS,
-        event_budget: int = 50_000_000,
-        render_mode: str | None = None,
-        **params: Any,
-    ) -> None:
-        self._build(
-            "pcs_v1",
-            validate_params(SPEC, params),
-            seed=seed,
-            max_cycles=max_cycles,
-            executor=executor,
-            num_threads=num_threads,
-            check=check,
-            check_steps=check_steps,
-            event_budget=event_budget,
-            render_mode=render_mode,
-        )
-
-
-def parallel_env(**kwargs: Any) -> PcsV1Env:
-    """The pcs_v1 ParallelEnv; keyword arguments as in the module docstring."""
-    return PcsV1Env(**kwargs)
-
-
-def raw_env(**kwargs: Any) -> AECEnv:
-    """pcs_v1 as an AEC env without wrappers (``parallel_to_aec_wrapper``)."""
-    return parallel_to_aec_wrapper(parallel_env(**kwargs))
-
-
-def env(**kwargs: Any) -> AECEnv:
-    """pcs_v1 as an AEC env (``parallel_to_aec``: order enforced)."""
-    return parallel_to_aec(parallel_env(**kwargs))
-
-
-__doc__ = document_arguments(__doc__, SPEC, "pcs_v1.parallel_env", PcsV1Env.__init__)
+VERSION = EnvVersion("pcs_v1", PcsEnv, declaration="pcs_v1", defaults={"max_cycles": 96})
+parallel_env, raw_env, env = VERSION.functions(__name__)
+__doc__ = VERSION.document(__doc__)

@@ -69,7 +69,7 @@ def wrap(env: ParallelEnv, **wrapper_kwargs: Any) -> PettingZooWrapper:
     kwargs.update(wrapper_kwargs)
     with warnings.catch_warnings():
         # TorchRL warns on every PettingZoo version but 1.24.3; ours (>= 1.24, tested
-        # with 1.27) is covered by tests/test_integrations_torchrl.py.
+        # with 1.27) is covered by tests/integrations/test_torchrl.py.
         warnings.filterwarnings("ignore", "PettingZoo in TorchRL is tested", UserWarning)
         return PettingZooWrapper(env=LiveActionsOnly(env), **kwargs)
 

@@ -1,1 +1,4 @@
-"""Models written in Python with ``seer_env.NumbaModel`` (compiled by numba, or interpreted)."""
+"""Models written in Python: ``python_model`` (``PythonModel``), ``numba`` (``NumbaModel``).
+
+``numba_pcs`` is the C++ ``pcs`` model ported to a ``NumbaModel``.
+"""

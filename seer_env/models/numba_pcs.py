@@ -3,7 +3,7 @@
 The same cells, phones, random draws and outputs as the C++ model, written in
 Python: compiled by numba it runs on the runtime's worker threads; with
 ``compiled=False`` it runs as a ``PythonModel``. All three are byte-identical
-(``tests/test_numba_model.py``): observations, rewards, infos, ``state()``,
+(``tests/models/test_numba_model.py``): observations, rewards, infos, ``state()``,
 totals, and the runtime digest (the records below are ``PcsState``,
 ``PcsPublic`` and ``PcsPhone`` byte for byte). See ``cpp/models/pcs/pcs.hpp``
 for the model itself; the handlers below follow ``pcs.cpp`` line for line.
@@ -14,13 +14,15 @@ for the model itself; the handlers below follow ``pcs.cpp`` line for line.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from seer_env import handler_api as api
-from seer_env.numba_model import NumbaModel, kernel
-from seer_env.python_model import declared_config
+from seer_env.models.numba import NumbaModel, kernel
+from seer_env.models.python_model import declared_config
+from seer_env.workloads import workload_spec
 
 NEXT_CALL, CALL_END, HANDOFF_OUT, HANDOFF_IN = 0, 1, 2, 3
 NO_CHANNEL = 0xFFFFFFFF
@@ -197,21 +199,12 @@ def require_mean_ratio(small: str, small_value: float, large: str, large_value: 
         )
 
 
-def _int(name, default, low, high, doc):
-    return {"name": name, "type": "int", "default": default, "low": low, "high": high, "doc": doc}
-
-
-def _real(name, default, doc, low_open=True):
-    # positive_param (low open) or real_param, both capped at 1e12 by the reader.
-    row = {"name": name, "type": "real", "default": default, "low": 0.0, "high": 1e12}
-    return {**row, "low_open": low_open, "high_is_cap": True, "doc": doc}
-
-
 class NumbaPcs(NumbaModel):
     """PCS wireless cells (``pcs_v0``), compiled by numba or interpreted.
 
-    Args: those of the C++ ``pcs`` model (same defaults and ranges), and
-    ``compiled`` (see ``NumbaModel``).
+    Args: the parameters of the C++ ``pcs`` model, by keyword (``params``: its
+    declaration, so the same defaults and ranges), and ``compiled`` (see
+    ``NumbaModel``).
     """
 
     state_dtype = STATE
@@ -231,56 +224,17 @@ class NumbaPcs(NumbaModel):
     agent_prefix = "cell"
     name = "numba_pcs"
 
-    # The declaration of cpp/models/pcs/workload.cpp, row for row
-    # (tests: assert_declarations_match(NumbaPcs, "pcs")).
-    params = (
-        _int("width", 32, 1, 4096, "cells along x (a torus)"),
-        _int("height", 32, 1, 4096, "cells along y (a torus)"),
-        _int("channels", 10, 1, 64, "channels per cell"),
-        _int("phones_per_cell", 16, 1, 1 << 16, "phones per cell at reset"),
-        _real("call_interval", 360.0, "mean minutes between a phone's call attempts"),
-        _real("call_duration", 180.0, "mean minutes of a call"),
-        _real("move_interval", 4500.0, "mean minutes between a phone's moves"),
-        _real("handoff_delay", 1.0, "minutes a phone takes to arrive in another cell"),
-        _real("step_minutes", 60.0, "simulated minutes per step"),
-        _real("handoff_weight", 5.0, "cost of a dropped handoff", low_open=False),
-    )
+    # The C++ model's parameter table, as declared (cpp/models/pcs/workload.cpp).
+    params = tuple(workload_spec("pcs")["params"])
     space_docs = {
         "observation": {"shape": "(10,)", "dtype": "float32", "bounds": "[0, 1] and [0, inf)"},
         "action": {"shape": "Discrete(channels + 1)", "dtype": "int64", "bounds": "guards"},
         "state": {"shape": "(2 * width * height,)", "dtype": "float32", "bounds": "[0, 1]"},
     }
 
-    def __init__(
-        self,
-        width: int = 32,
-        height: int = 32,
-        channels: int = 10,
-        phones_per_cell: int = 16,
-        call_interval: float = 360.0,
-        call_duration: float = 180.0,
-        move_interval: float = 4500.0,
-        handoff_delay: float = 1.0,
-        step_minutes: float = 60.0,
-        handoff_weight: float = 5.0,
-        compiled: bool = True,
-    ) -> None:
+    def __init__(self, *, compiled: bool = True, **config: Any) -> None:
         super().__init__(compiled=compiled)
-        c = declared_config(
-            self.workload_spec(),
-            {
-                "width": width,
-                "height": height,
-                "channels": channels,
-                "phones_per_cell": phones_per_cell,
-                "call_interval": call_interval,
-                "call_duration": call_duration,
-                "move_interval": move_interval,
-                "handoff_delay": handoff_delay,
-                "step_minutes": step_minutes,
-                "handoff_weight": handoff_weight,
-            },
-        )
+        c = declared_config(self.workload_spec(), config)
         # What the C++ reader checks beyond the table: its caps, and the total.
         for p in self.params:
             if p.get("high_is_cap") and c[p["name"]] > p["high"]:

@@ -17,10 +17,10 @@ predicts, for each pool size p,
   here at rounds of 76-100 per step) and crosses two spin barriers.
 - ``dispatch(p)``: the pool wake-ups of a step (events, publish, observe).
 
-The constants come from DESIGN.md §4b (spin barrier across 2 threads
-0.1-0.5 us, contended CAS 13-55 ns per arrival). The model does not have to be
-right, only good enough to rank: STPA measures the candidates it keeps and
-chooses on measurements. See docs/stpa.md.
+The constants are measurements of the runtime's primitives (a spin barrier
+across 2 threads 0.1-0.5 us, a contended CAS 13-55 ns per arrival). The model
+does not have to be right, only good enough to rank: STPA measures the
+candidates it keeps and chooses on measurements. See docs/stpa.md.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from seer_env import _core
-from seer_env.numba_model import NumbaModel
-from seer_env.python_model import PythonModel
+from seer_env.models.numba import NumbaModel
+from seer_env.models.python_model import PythonModel
 
 # What two implementations of one model must declare alike (docs and names may differ).
 _PARAM_KEYS = ("name", "type", "default", "low", "high", "low_open", "high_is_cap")

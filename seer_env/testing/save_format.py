@@ -1,7 +1,7 @@
 """The save format's checksum in Python, to craft blobs that pass it.
 
 ``Simulation.save()`` writes an 8-byte magic, the ``seer::Digest``
-(cpp/include/seer/digest.hpp) of everything after the 16-byte header, then
+(cpp/src/digest.hpp) of everything after the 16-byte header, then
 the body. Tests and the fuzzer change the body on purpose and re-sign it with
 ``rechecksum`` so that the runtime's own validation, not the checksum, is what
 refuses the blob.

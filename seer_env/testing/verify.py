@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from seer_env import _core
-from seer_env.python_model import PythonModel
+from seer_env.models.python_model import PythonModel
 from seer_env.testing.contract import check_contract
 from seer_env.testing.declaration import declaration_difference
 from seer_env.testing.equivalence import _spaces_difference

@@ -10,7 +10,8 @@ this module derives from it what would otherwise be written again by hand:
   parameters (names, defaults, order) in its signature;
 - ``validate_params(spec, values)``: the config dict, each value checked
   against the declared type and bounds (ValueError naming it);
-- ``arguments_doc(spec, call)``: the "Arguments" text of the env's docs;
+- ``arguments_doc(spec)``: the model parameters' part of an env's "Arguments"
+  docs (``seer_env.envs.version`` adds the call and the runtime options);
 - ``record_dtype(name, record)``: a record as a NumPy structured dtype.
 
 A ``PythonModel`` declares itself with the same structure
@@ -43,8 +44,8 @@ __all__ = [
 
 # An env's docstring holds the generated argument list between these lines. The
 # text is checked in (so static docs tools see it) and regenerated at import
-# (so the runtime docs follow the declaration); tests/test_workloads.py fails
-# when the checked-in text is stale.
+# (so the runtime docs follow the declaration); a test fails when the
+# checked-in text is stale.
 ARGUMENTS_BEGIN = "<!-- declared arguments: generated from the model's declaration -->"
 ARGUMENTS_END = "<!-- end of declared arguments -->"
 _DOC_WIDTH = 79  # generated docstring lines wrap here
@@ -171,11 +172,11 @@ def _range_text(p: Mapping[str, Any]) -> str:
     return f"{'(' if p['low_open'] else '['}{low!r}, {high!r}]"
 
 
-def signature_line(call: str, fn: Callable) -> str:
-    """``call(name=default, ...)`` for the signature of ``fn`` (without ``self``)."""
+def signature_line(call: str, signature: inspect.Signature) -> str:
+    """``call(name=default, ...)`` for ``signature``, wrapped as docstrings are."""
     parts = [
         f"{p.name}={p.default!r}"
-        for p in list(inspect.signature(fn).parameters.values())[1:]
+        for p in signature.parameters.values()
         if p.default is not inspect.Parameter.empty
     ]
     text = f"``{call}({', '.join(parts)})``"
@@ -190,18 +191,3 @@ def arguments_doc(spec: Mapping[str, Any]) -> str:
         line = f"- ``{p['name']}``: {p['doc']}; {_range_text(p)}, default ``{default}``."
         lines += textwrap.wrap(line, _DOC_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines)
-
-
-def generated_arguments(spec: Mapping[str, Any], call: str, fn: Callable) -> str:
-    """The signature line and the argument list, as they stand between the markers."""
-    return f"{signature_line(call, fn)}\n\n{arguments_doc(spec)}"
-
-
-def document_arguments(doc: str, spec: Mapping[str, Any], call: str, fn: Callable) -> str:
-    """``doc`` with the text between ``ARGUMENTS_BEGIN`` and ``ARGUMENTS_END`` regenerated."""
-    if ARGUMENTS_BEGIN not in doc or ARGUMENTS_END not in doc:
-        raise ValueError("docstring lacks the declared-arguments markers")
-    head, rest = doc.split(ARGUMENTS_BEGIN, 1)
-    tail = rest.split(ARGUMENTS_END, 1)[1]
-    body = generated_arguments(spec, call, fn)
-    return f"{head}{ARGUMENTS_BEGIN}\n{body}\n{ARGUMENTS_END}{tail}"

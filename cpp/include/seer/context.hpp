@@ -28,7 +28,8 @@ inline constexpr EventKind kHandlingAction = 0xFFFFFFF2u;
 std::string kind_name(const ModelSpec& spec, EventKind kind);
 
 // Passed to every handler of entity `self()`. Cheap contract checks run on
-// every schedule() call (DESIGN.md section 3, rule 3).
+// every schedule() call (rule 3 of the event-locality contract,
+// docs/concepts.md).
 class Context {
  public:
   Context(const ModelSpec& spec, EntityId self, double now, EventKind handling, EntityRng& rng,

@@ -8,7 +8,7 @@
 
 namespace seer {
 
-// A model broke the event-locality contract (DESIGN.md section 3).
+// A model broke the event-locality contract (docs/concepts.md).
 // -> seer_env.ContractViolation
 class ContractViolation : public std::runtime_error {
  public:

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "seer/context.hpp"
@@ -50,6 +51,10 @@ struct ModelSpec {
   std::vector<std::string> total_keys;  // env-wide int64 totals (Model::totals)
   std::vector<std::string> event_kinds; // names of event kinds, by kind id
   MemoryEstimate memory;                // filled by the model before it allocates
+  // Parameters whose declared default is computed (derived_default in
+  // workload.hpp), as this instance resolved them: the env reads them here
+  // instead of repeating the formula.
+  std::vector<std::pair<std::string, double>> derived_params;
 };
 
 // The type-erased model interface the runtime drives. Every handler is

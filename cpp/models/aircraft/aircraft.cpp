@@ -34,6 +34,7 @@ AircraftModel::AircraftModel(Config& config, bool v1)
   spec_.agent_prefix = "uav";
   spec_.lookahead = p_.comm_latency;
   spec_.dt = p_.dt;
+  spec_.derived_params = {{"arena_size", p_.arena_size}};
 
   spec_.obs_dim = kOwnObs + 6 * static_cast<std::size_t>(p_.k_neighbors);
   spec_.obs_low.assign(spec_.obs_dim, -static_cast<float>(kObsBound));

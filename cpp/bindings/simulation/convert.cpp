@@ -1,0 +1,287 @@
+#include "simulation/convert.hpp"
+
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "executor.hpp"
+#include <string>
+
+namespace py = pybind11;
+
+namespace seer::bindings {
+
+CallOrderError call_in_progress(const char* what) {
+  return CallOrderError(std::string(what) +
+                        "() called while another call on this env is in progress (in another "
+                        "thread, or from one of the env's own handlers); wait for it to return");
+}
+
+namespace {
+
+std::string text_of(const py::handle& value) { return py::str(py::repr(value)); }
+
+// Whether `value` is a Python or NumPy bool (an integer to Python, never a number here).
+bool is_bool(const py::handle& value) {
+  return PyBool_Check(value.ptr()) ||
+         py::isinstance(value, py::module_::import("numpy").attr("bool_"));
+}
+
+// The dtype kind of a numpy array ('b' bool, 'i'/'u' integer, 'f' real, ...).
+char kind_of(const py::array& array) { return array.dtype().kind(); }
+
+}  // namespace
+
+Config to_config(const py::dict& values) {
+  py::module_ np = py::module_::import("numpy");
+  const py::object np_integer = np.attr("integer"), np_floating = np.attr("floating");
+  Config config;
+  for (auto item : values) {
+    const std::string key = py::str(item.first);
+    py::handle v = item.second;
+    // Only scalars that are numbers: bools, strings, arrays (even of size 1)
+    // and objects with __float__ would be coerced silently.
+    const bool integer = PyLong_Check(v.ptr()) || py::isinstance(v, np_integer);
+    const bool real = PyFloat_Check(v.ptr()) || py::isinstance(v, np_floating);
+    if (is_bool(v) || !(integer || real)) {
+      throw std::invalid_argument(key + " must be a number, got " + text_of(v));
+    }
+    double d = 0.0;
+    if (integer) {
+      const py::int_ as_int = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+      d = PyLong_AsDouble(as_int.ptr());
+      if (d == -1.0 && PyErr_Occurred()) {  // OverflowError: beyond a double's range
+        PyErr_Clear();
+        throw std::invalid_argument(key + " must be a number a float64 can hold, got " +
+                                    text_of(v));
+      }
+    } else {
+      d = py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>();
+    }
+    config.set(key, d);
+  }
+  return config;
+}
+
+std::uint64_t to_count(const py::object& value, const char* name, std::uint64_t lo,
+                       std::uint64_t hi) {
+  if (!py::hasattr(value, "__index__") || py::isinstance<py::bool_>(value)) {
+    throw std::invalid_argument(std::string(name) + " must be an integer, got " +
+                                std::string(py::str(py::repr(value))));
+  }
+  const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  if (v < py::int_(lo) || v > py::int_(hi)) {
+    throw std::invalid_argument(std::string(name) + " must be in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "], got " + std::string(py::str(v)));
+  }
+  return v.cast<std::uint64_t>();
+}
+
+unsigned to_num_threads(const py::object& value) {
+  const unsigned most = max_num_threads();
+  if (py::hasattr(value, "__index__") && !py::isinstance<py::bool_>(value)) {
+    const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+    if (v < py::int_(1) || v > py::int_(most)) {
+      throw std::invalid_argument("num_threads must be in [1, " + std::to_string(most) +
+                                  "] (8 per usable CPU, at least 64), got " +
+                                  std::string(py::str(v)));
+    }
+  }
+  return static_cast<unsigned>(to_count(value, "num_threads", 1, most));
+}
+
+SimulationOptions to_options(const std::string& executor, const py::object& num_threads,
+                             bool check, const py::object& event_budget) {
+  SimulationOptions options;
+  options.executor = executor;
+  options.num_threads = to_num_threads(num_threads);
+  options.check = check;
+  options.event_budget = to_count(event_budget, "event_budget", 0, ~std::uint64_t{0});
+  return options;
+}
+
+std::uint64_t to_seed(const py::object& seed) {
+  if (!py::hasattr(seed, "__index__") || py::isinstance<py::bool_>(seed)) {
+    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
+                                std::string(py::str(py::repr(seed))));
+  }
+  py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
+  const py::int_ limit = py::int_(1).attr("__lshift__")(64);
+  if (value < py::int_(0) || value >= limit) {
+    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
+                                std::string(py::str(value)));
+  }
+  return value.cast<std::uint64_t>();
+}
+
+py::dict spec_dict(const ModelSpec& s) {
+  py::dict d;
+  d["name"] = s.name;
+  d["num_entities"] = s.num_entities;
+  d["num_agents"] = s.num_agents;
+  d["agent_prefix"] = s.agent_prefix;
+  d["lookahead"] = s.lookahead;
+  d["dt"] = s.dt;
+  py::dict derived;
+  for (const auto& [name, value] : s.derived_params) derived[py::str(name)] = value;
+  d["derived_params"] = derived;
+  d["obs_dim"] = s.obs_dim;
+  d["obs_low"] = s.obs_low;
+  d["obs_high"] = s.obs_high;
+  py::dict action;
+  action["discrete"] = s.action.discrete;
+  action["n"] = s.action.n;
+  action["dim"] = s.action.dim;
+  action["low"] = s.action.low;
+  action["high"] = s.action.high;
+  d["action"] = action;
+  d["state_dim"] = s.state_dim;
+  d["state_low"] = s.state_low;
+  d["state_high"] = s.state_high;
+  d["info_keys"] = s.info_keys;
+  d["total_keys"] = s.total_keys;
+  d["event_kinds"] = s.event_kinds;
+  return d;
+}
+
+
+py::array action_array(const ModelSpec& s, const py::object& actions, std::size_t rows) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(actions);
+  const char kind = kind_of(given);
+  // Discrete: integers only (a real would be truncated); Box: integers or
+  // reals. Strings, bools, complex and objects would be coerced silently.
+  const bool ok = s.action.discrete ? (kind == 'i' || kind == 'u')
+                                    : (kind == 'i' || kind == 'u' || kind == 'f');
+  if (!ok) {
+    throw std::invalid_argument(
+        std::string("actions must be an ") + (s.action.discrete ? "integer" : "integer or real") +
+        " array, got dtype " + std::string(py::str(given.dtype())));
+  }
+  py::array arr;
+  if (s.action.discrete) {
+    arr = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+  } else {
+    arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(given);
+  }
+  if (!arr) throw std::invalid_argument("actions must be a numeric array");
+  const std::size_t per_agent = s.action.discrete ? 1 : s.action.dim;
+  if (static_cast<std::size_t>(arr.size()) != rows * per_agent) {
+    throw std::invalid_argument("actions must have " + std::to_string(rows * per_agent) +
+                                " values (agents x action size), got " +
+                                std::to_string(arr.size()));
+  }
+  return arr;
+}
+
+void check_action_values(const ModelSpec& s, const py::array& actions, std::size_t rows,
+                         const std::uint8_t* alive) {
+  if (s.action.discrete) {
+    const auto* v = static_cast<const std::int64_t*>(actions.data());
+    for (std::size_t i = 0; i < rows; ++i) {
+      if ((alive == nullptr || alive[i]) && (v[i] < 0 || v[i] >= s.action.n)) {
+        throw std::invalid_argument("actions[" + std::to_string(i) + "] must be in [0, " +
+                                    std::to_string(s.action.n) + "), got " + std::to_string(v[i]));
+      }
+    }
+    return;
+  }
+  const auto* v = static_cast<const float*>(actions.data());
+  const std::size_t dim = s.action.dim;
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (alive != nullptr && !alive[i]) continue;
+    for (std::size_t k = 0; k < dim; ++k) {
+      const float x = v[i * dim + k];
+      // Written so that NaN fails; infinite bounds still refuse inf.
+      if (!(x >= s.action.low && x <= s.action.high) || !std::isfinite(x)) {
+        std::ostringstream out;
+        out << "actions[" << i << "][" << k << "] must be finite and within [" << s.action.low
+            << ", " << s.action.high << "], got " << x;
+        throw std::invalid_argument(out.str());
+      }
+    }
+  }
+}
+
+py::array_t<std::uint8_t> mask_array(const py::object& mask, std::size_t rows, const char* name) {
+  if (mask.is_none()) return py::array_t<std::uint8_t>(0);
+  const py::array given = py::module_::import("numpy").attr("asarray")(mask);
+  const char kind = kind_of(given);
+  const std::string what = std::string(name) + " must be a bool or 0/1 integer array of length " +
+                           std::to_string(rows);
+  if (kind != 'b' && kind != 'i' && kind != 'u') {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
+  }
+  if (static_cast<std::size_t>(given.size()) != rows || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  if (kind == 'b') {
+    return py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(given);
+  }
+  // Check before narrowing: 256 would become 0 and -1 would become 255.
+  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
+      kind == 'u' ? py::object(given.attr("astype")("uint64").attr("view")("int64")) : py::object(given));
+  py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(rows));
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::int64_t v = wide.data()[i];
+    if (v != 0 && v != 1) {
+      throw std::invalid_argument(what + ", got " + std::to_string(v) + " at index " +
+                                  std::to_string(i));
+    }
+    out.mutable_data()[i] = static_cast<std::uint8_t>(v);
+  }
+  return out;
+}
+
+py::array_t<std::uint8_t> small_uint_array(const py::object& values, std::size_t m,
+                                           std::uint64_t hi, const char* name) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(values);
+  const char kind = kind_of(given);
+  const std::string what = std::string(name) + " must be an integer array of " +
+                           std::to_string(m) + " values in [0, " + std::to_string(hi) + "]";
+  if (kind != 'i' && kind != 'u') {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
+  }
+  if (static_cast<std::size_t>(given.size()) != m || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
+      kind == 'u' ? py::object(given.attr("astype")("uint64").attr("view")("int64")) : py::object(given));
+  py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(m));
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::int64_t v = wide.data()[i];
+    if (v < 0 || static_cast<std::uint64_t>(v) > hi) {
+      throw std::invalid_argument(what + ", got " + std::to_string(v) + " at index " +
+                                  std::to_string(i));
+    }
+    out.mutable_data()[i] = static_cast<std::uint8_t>(v);
+  }
+  return out;
+}
+
+py::array_t<std::uint64_t> seed_array(const py::object& values, std::size_t m) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(values);
+  const char kind = kind_of(given);
+  const std::string what =
+      "seeds must be an integer array of " + std::to_string(m) + " values in [0, 2**64)";
+  if (kind != 'i' && kind != 'u') {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
+  }
+  if (static_cast<std::size_t>(given.size()) != m || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  if (kind == 'i') {  // -1 would wrap to 2**64 - 1
+    const auto signed_values =
+        py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+    for (std::size_t i = 0; i < m; ++i) {
+      if (signed_values.data()[i] < 0) {
+        throw std::invalid_argument(what + ", got " + std::to_string(signed_values.data()[i]) +
+                                    " at index " + std::to_string(i));
+      }
+    }
+  }
+  return py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+}
+
+}  // namespace seer::bindings

@@ -1,0 +1,121 @@
+// What runs the parallel executor's rounds: thread pool, barrier, per-worker
+// state and the executive lists, shared by every instance stepped together.
+// It owns no instance: each ParallelInstance belongs to its ParallelExecutor
+// and is lent to the engine for one run_steps() or initialize() call.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "adaptive_pool.hpp"
+#include "executive_list.hpp"
+#include "executor.hpp"
+#include "local_queue.hpp"
+#include "parallel_instance.hpp"
+#include "round_barrier.hpp"
+#include "thread_pool.hpp"
+
+namespace seer {
+
+class ParallelEngine {
+ public:
+  // Starts no thread (the pool starts on first use); allocates.
+  explicit ParallelEngine(unsigned num_threads);
+  ~ParallelEngine();
+  // The pool's size: the most threads a step uses. Thread-safe.
+  unsigned num_threads() const { return pool_.size(); }
+  // Threads the last run_steps() ran on, and how it went (AdaptivePool).
+  // Not thread-safe (read between steps, like every method below).
+  unsigned last_threads() const { return last_timing_.threads; }
+  const StepTiming& last_timing() const { return last_timing_; }
+  const AdaptivePool& adaptive() const { return adaptive_; }
+  // Threads the next run_steps() would use: the adaptive pool's choice
+  // (always 1 for a pool of one). With 1, executors run the serial event loop
+  // instead (ParallelExecutor::run_step) and report it with
+  // record_serial_step(). Not thread-safe.
+  unsigned next_threads() const { return adaptive_.next_threads(); }
+  // Feeds the adaptive pool a step (or batch step) that ran the serial loop
+  // on the calling thread, timed by a StepClock (wall, maybe CPU time) and
+  // with its events set; so probes still come due. Not thread-safe; does not
+  // allocate.
+  void record_serial_step(StepTiming timing);
+  // Whether that step's StepClock should read the caller's CPU clock too.
+  bool serial_step_wants_cpu_time() const { return adaptive_.wants_cpu_time(); }
+  // Turns the adaptive pool on (the default) or off (every step uses every
+  // thread).
+  void set_adaptive(bool enabled) { adaptive_.set_enabled(enabled); }
+  // Test hook: worker `worker` sleeps `delay` at the start of every round
+  // (and of the begin phase) while it takes part, as if it had lost its
+  // core; zero delay turns it off.
+  void set_stall_for_testing(unsigned worker, std::chrono::microseconds delay) {
+    stall_worker_ = worker;
+    stall_delay_ = delay;
+  }
+  // Wakes parked workers for a step that is coming soon, unless that step
+  // runs on one thread (a woken worker would spin for nothing, taking a core
+  // the caller may need on a busy machine). Same threading rules as
+  // ThreadPool::prewake(); does not block.
+  void prewake() {
+    if (adaptive_.next_threads() > 1) pool_.prewake();
+  }
+  // Joins the workers (ThreadPool::stop); the next run starts fresh ones.
+  void release_threads() { pool_.stop(); }
+
+  // One step of each instance, all in one parallel region: instances[i]
+  // runs windows[i], sets stats[i] and failures[i] (null where none); a
+  // failing instance stops, the others complete their step. Blocks until
+  // the region ends. Not thread-safe (one caller at a time, like every
+  // method below); allocates the batch's offsets, and more when the batch's
+  // layout changes.
+  void run_steps(ParallelInstance* const* instances, const StepWindow* windows, StepStats* stats,
+                 std::exception_ptr* failures, std::size_t count);
+  // on_init of every entity of `instance`, in parallel; rethrows the failure
+  // of the smallest key. Blocks.
+  void initialize(ParallelInstance& instance);
+  // fn(i) for i in [0, n) on the pool; rethrows the first exception. Blocks.
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
+  // Node pool of the calling thread outside a parallel region (worker 0's).
+  NodePool& caller_pool();
+  // Evens out the workers' free event nodes (call between runs only).
+  void balance_node_pools();
+
+ private:
+  struct Worker;
+  struct Batch;
+  void worker_step(unsigned w, Batch& batch);
+  void begin_slice(Worker& me, Batch& batch);
+  void steal(Worker& me, unsigned w, Batch& batch, std::int64_t budget_nanos);
+  void wait_at_barrier(Worker& me, Batch& batch);
+  void maybe_stall(unsigned w);
+  void drain_list(Worker& me, Batch& batch, ExecutiveList& list);
+  void drain_entity(Worker& me, ParallelInstance& inst, std::size_t i, EntityId e, double horizon);
+  void end_round(Batch& batch);
+  // Moves boundary_ into `timing` (wall, waits, boundary_nanos).
+  void add_boundary(StepTiming& timing);
+  void prepare(Batch& batch);
+
+  ThreadPool pool_;
+  RoundBarrier barrier_;
+  // Threads taking part in the current region (1 .. pool size): workers
+  // [0, active_) own slices; the others return at once.
+  unsigned active_;
+  AdaptivePool adaptive_;
+  StepTiming last_timing_;
+  // The boundary's pool regions (parallel_for) since the last run_steps():
+  // their wall time and the caller's waits for late workers. The boundary
+  // follows the rounds, so they are counted with the next run_steps()
+  // (under load a 2-thread step lost most of its time there, unseen by the
+  // round barriers: Aircraft 1024, 2-thread steps 7x a 1-thread one).
+  StepTiming boundary_;
+  unsigned stall_worker_ = 0;
+  std::chrono::microseconds stall_delay_{0};
+  std::unique_ptr<Worker[]> workers_;
+  // One list per worker, covering the worker's slice of the batch's entities.
+  std::vector<std::unique_ptr<ExecutiveList>> executive_;
+  std::vector<std::uint32_t> instance_of_;  // global entity id -> instance
+};
+
+}  // namespace seer

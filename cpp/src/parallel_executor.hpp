@@ -1,0 +1,118 @@
+// The parallel executor: the dual-layer event queue on a thread pool.
+//
+// Per step:
+//   begin    every worker runs on_step_begin/on_action for its slice of
+//            entities; barrier. The first LB is t_begin: nothing pending is
+//            earlier, so no pass over every entity is needed.
+//   rounds   with H = min(LB + L, t_end): each worker scans its slice,
+//            pushes the entities holding an event below H onto its own
+//            executive list and seals it; it drains each one's events below H
+//            (self-events go straight into the entity's heap, others into the
+//            target's inbox), then steals from the other workers' sealed
+//            lists; barrier, which computes the next LB from what workers
+//            saw. Stop when LB >= t_end.
+// Why it is serial-equivalent: a cross-entity event is scheduled at >= its
+// sender's now + L >= LB + L >= H, so every event below H already exists (or
+// is a self-event created by its own entity in key order) when its round
+// starts, and each entity handles its events in key order with entity-local
+// handlers. Errors: each entity stops at its own first failure; the failure
+// with the smallest serial key is reported, as the serial executor would.
+//
+// Who does what: ParallelInstance holds one env's queues and step state;
+// ParallelEngine (threads, barrier, executive lists) runs the rounds over
+// one or more instances; ParallelExecutor is the Executor of one env, owning
+// its instance and running it on an engine. Several env instances (a vector
+// env) can share one engine and step together in one call
+// (ParallelBatchRunner): the slices, the executive lists and the rounds then
+// span every instance, each instance keeping its own horizon.
+//
+// A pool of one runs the serial loop: when a step would run on one thread
+// (num_threads == 1, or the adaptive pool shed the others), there is nothing
+// to gain from rounds, so the env steps with the serial executor's own loop
+// and global heap (`serial_`), at its speed and, by construction, with its
+// bytes. The pending events move between the two layouts (per-entity queues
+// for rounds, the serial heap for the loop) only when the thread count
+// crosses 1, which the adaptive pool makes rare.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor.hpp"
+#include "parallel_engine.hpp"
+#include "parallel_instance.hpp"
+#include "serial_executor.hpp"
+
+namespace seer {
+
+class ParallelExecutor final : public Executor {
+ public:
+  // Runs on its own engine of `num_threads` threads.
+  explicit ParallelExecutor(unsigned num_threads);
+  // Runs on a shared engine (vector envs).
+  explicit ParallelExecutor(std::shared_ptr<ParallelEngine> engine);
+  ~ParallelExecutor() override;
+
+  std::string name() const override { return "parallel"; }
+  unsigned num_threads() const override { return engine_->num_threads(); }
+  void prewake() override { engine_->prewake(); }
+  // The adaptive pool's reason, plus "serial loop" when the last step ran it.
+  std::string thread_decision() const override;
+  // The engine this env runs on (tests reach the adaptive pool through it).
+  ParallelEngine& engine() { return *engine_; }
+  void release_threads() override { engine_->release_threads(); }
+  void bind(Dispatcher& dispatcher) override;
+  void clear() override;
+  void initialize() override;
+  void insert(const Event& event) override;
+  void collect_pending(std::vector<Event>& out) const override;
+  std::size_t pending_count() const override;
+  void run_step(const StepWindow& window, StepStats& stats) override;
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;
+
+  // This env's queues and step state, for the engine that runs it. Its
+  // queues hold the pending events only while uses_serial_loop() is false
+  // (use_queues() makes it so).
+  ParallelInstance& instance() { return instance_; }
+  // Whether the pending events sit in the serial loop's heap (the last step
+  // ran on one thread) rather than in the per-entity queues.
+  bool uses_serial_loop() const { return serial_layout_; }
+  // Moves the pending events into the per-entity queues (for a step in
+  // rounds). Not during a step; allocates only if heaps or node pools grow.
+  void use_queues();
+  // One step with the serial executor's loop on the calling thread, moving
+  // the pending events into its heap first if needed. Sets stats.threads to
+  // 1; throws what the serial executor throws. Does not tell the engine (the
+  // caller records the step: run_step(), ParallelBatchRunner).
+  void run_serial_step(const StepWindow& window, StepStats& stats);
+
+ private:
+  void set_serial_layout(bool serial);
+
+  std::shared_ptr<ParallelEngine> engine_;
+  ParallelInstance instance_;
+  SerialExecutor serial_;      // the loop (and heap) of one-thread steps
+  bool serial_layout_ = false;  // pending events in serial_ (else in instance_.queues)
+  bool ran_serial_loop_ = false;  // the last step ran serial_'s loop
+  std::vector<Event> moving_;   // scratch for set_serial_layout()
+};
+
+// The vector env's runner for "parallel": every instance on one shared
+// engine, a batch step in one parallel region.
+class ParallelBatchRunner final : public BatchRunner {
+ public:
+  explicit ParallelBatchRunner(unsigned num_threads);
+  std::unique_ptr<Executor> add_instance() override;
+  void run_steps(const std::size_t* members, const StepWindow* windows, StepStats* stats,
+                 std::exception_ptr* failures, std::size_t count) override;
+  void prewake() override { engine_->prewake(); }  // one pool for the whole batch
+  void release_threads() override { engine_->release_threads(); }
+
+ private:
+  std::shared_ptr<ParallelEngine> engine_;
+  std::vector<ParallelExecutor*> members_;  // in add_instance() order
+  std::vector<ParallelInstance*> batch_;    // scratch, reused across steps
+};
+
+}  // namespace seer

@@ -1,0 +1,35 @@
+// The serial executor: one global priority queue in key order, one thread.
+// It defines the correct output (the serial order, docs/runtime.md); keep it
+// short and obviously right.
+#pragma once
+
+#include <vector>
+
+#include "executor.hpp"
+#include "serial_event_queue.hpp"
+
+namespace seer {
+
+class SerialExecutor final : public Executor, private EventSink {
+ public:
+  std::string name() const override { return "serial"; }
+  unsigned num_threads() const override { return 1; }
+  void bind(Dispatcher& dispatcher) override { dispatcher_ = &dispatcher; }
+  void clear() override { queue_.clear(); }
+  void initialize() override;
+  void insert(const Event& event) override { queue_.push(event); }
+  void collect_pending(std::vector<Event>& out) const override;
+  std::size_t pending_count() const override { return queue_.size(); }
+  void run_step(const StepWindow& window, StepStats& stats) override;
+  void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+  }
+
+ private:
+  void emit(const Event& event) override { queue_.push(event); }
+
+  Dispatcher* dispatcher_ = nullptr;
+  SerialEventQueue queue_;  // every pending event, in key order
+};
+
+}  // namespace seer

@@ -1,0 +1,167 @@
+// One env instance: a model, its dispatcher and executor, the step loop and
+// the boundary outputs. The bindings wrap this; so does the vector env.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dispatcher.hpp"
+#include "executor.hpp"
+#include "seer/model.hpp"
+
+namespace seer {
+
+// Where boundary outputs are written: by default the Simulation's own
+// buffers; a vector env points them into its batch arrays.
+struct Outputs {
+  float* observations = nullptr;      // [num_agents, obs_dim]
+  double* rewards = nullptr;          // [num_agents]
+  std::uint8_t* terminations = nullptr;
+  std::uint8_t* truncations = nullptr;
+  std::int64_t* infos = nullptr;      // [num_agents, info_keys]
+};
+
+struct SimulationOptions {
+  std::string executor = "serial";
+  unsigned num_threads = 1;
+  bool check = false;                        // contract checks on every step
+  std::uint64_t event_budget = 50'000'000;   // per step; 0: unlimited
+};
+
+// Not thread-safe: one caller at a time (the GIL-released Python call).
+class Simulation {
+ public:
+  Simulation(std::unique_ptr<Model> model, const SimulationOptions& options);
+
+  const ModelSpec& spec() const { return model_->spec(); }
+  const SimulationOptions& options() const { return options_; }
+  Executor& executor() { return *executor_; }
+  // Swaps the executor (pending events move over). Not during a step.
+  void set_executor(const std::string& name, unsigned num_threads);
+  void set_executor(std::unique_ptr<Executor> executor);
+
+  // Contract checks on the next `steps` steps (across resets), on top of
+  // options().check (every step). A checked step finds any write to an
+  // entity's state outside its own handlers (WriteCheck::kDetect; when it
+  // finds one, the step reruns from its start with kFull, which names the
+  // writer), and that the snapshot did not change. The write check needs one
+  // handler at a time: with a multi-threaded executor a checked step runs on
+  // a serial stand-in (the pending events move over and back). Checking only
+  // observes: outputs are byte-identical either way; only the cost changes.
+  // Not during a step.
+  void check_next_steps(std::uint64_t steps) { checked_steps_left_ = steps; }
+  std::uint64_t checked_steps_left() const { return checked_steps_left_; }
+  // Whether the step begun last (begin_step) is checked: its caller must
+  // then run it with run_checked(), not on the executor.
+  bool step_checked() const { return step_checked_; }
+  // Runs a checked window (begin_step() returned it) one handler at a time.
+  void run_checked(const StepWindow& window, StepStats& stats);
+
+  // Starts an episode: states, streams (Philox key (seed, entity)), initial
+  // events, first snapshot and outputs.
+  void reset(std::uint64_t seed);
+  // One step with the agents' actions. `actions` is int64[num_agents] for
+  // Discrete spaces, float32[num_agents * dim] for Box. `alive`
+  // (uint8[num_agents], or null: all alive) selects who acts.
+  void step(const void* actions, const std::uint8_t* alive);
+  // Steps without actions until the clock reaches t (PHOLD, tests).
+  void run_until(double t);
+
+  // step() in three parts, so that a vector env can run the middle part of
+  // many instances in one parallel region: begin_step() validates the call
+  // order and returns the window; the caller runs it on the executor; then
+  // finish_step() advances the clock and builds the boundary outputs.
+  StepWindow begin_step(const void* actions, const std::uint8_t* alive);
+  void finish_step(const StepWindow& window, const StepStats& stats,
+                   std::chrono::steady_clock::time_point started);
+
+  // Stops the reset/step in progress at every entity's next handler; it then
+  // throws Interrupted and the env needs reset(). Thread-safe and
+  // async-signal-safe (a SIGINT handler calls it). Each reset and step
+  // window starts with the request cleared.
+  void request_interrupt() { dispatcher_.request_stop(); }
+
+  bool needs_reset() const { return needs_reset_; }
+  // In a child forked while a call ran on another thread: the state and the
+  // executor are torn (the threads that were changing them do not exist
+  // here). Only sets flags (safe in a pthread_atfork child handler); reset()
+  // then starts from a fresh executor.
+  void forget_call_in_flight() {
+    needs_reset_ = true;
+    executor_torn_ = true;
+  }
+  double now() const { return now_; }
+  std::uint64_t steps() const { return steps_; }
+  std::uint64_t events_processed() const { return events_total_; }
+  const StepStats& last_step() const { return last_step_; }
+  double last_step_seconds() const { return last_step_seconds_; }
+  std::size_t pending_count() const { return executor_->pending_count(); }
+  std::vector<Event> pending_events() const;  // sorted by key
+
+  // Hash of every entity state, snapshot, random stream position, sequence
+  // counter and pending event (sorted by key), plus the clock.
+  std::uint64_t digest() const;
+  // Everything needed to continue identically (pickle).
+  std::string save() const;
+  void load(const std::string& blob);
+
+  // Boundary outputs of the last reset/step, one row per agent.
+  const Outputs& outputs() const { return out_; }
+  // Writes outputs to `out` from now on (current values are copied over).
+  // The buffers must outlive this Simulation or the next redirect.
+  void redirect_outputs(const Outputs& out);
+  void state(float* out) const { model_->state(out); }
+  Model& model() { return *model_; }
+
+ private:
+  void require_ready(const char* what) const;
+  StepWindow make_window(double t_end, const void* actions, const std::uint8_t* alive);
+  void run_window(double t_end, const void* actions, const std::uint8_t* alive);
+  void keep_step_start();
+  void restore_step_start();
+  // Runs the window on the executor, or with run_checked() when it is checked.
+  void execute(const StepWindow& window, StepStats& stats);
+  std::uint64_t snapshot_digest() const;
+  void boundary();
+  // Runs fn(executor) on an executor that runs one handler at a time: the
+  // env's own when it has one thread, else the serial stand-in, with the
+  // pending events moved there and back.
+  template <class Fn>
+  void one_handler_at_a_time(WriteCheck mode, Fn&& fn);
+
+  std::unique_ptr<Model> model_;
+  SimulationOptions options_;
+  Dispatcher dispatcher_;
+  std::unique_ptr<Executor> executor_;
+  bool has_reset_ = false;
+  bool needs_reset_ = false;
+  bool executor_torn_ = false;  // forked mid-call: reset() replaces the executor
+  double now_ = 0.0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t events_total_ = 0;
+  StepStats last_step_;
+  double last_step_seconds_ = 0.0;
+  std::vector<ActionView> action_views_;
+  std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
+  std::uint64_t checked_steps_left_ = 0;  // check_next_steps()
+  bool step_checked_ = false;             // the current/last window is checked
+  // A checked step's start: what its handlers may change (not the clock or
+  // the outputs, which only finish_step changes), to rerun it.
+  struct StepStart {
+    std::vector<unsigned char> states, publics;
+    std::vector<EntityRuntime> runtimes;
+    std::vector<Event> pending;
+  };
+  StepStart step_start_;
+  std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
+  Outputs out_;
+  std::vector<float> obs_;
+  std::vector<double> rewards_;
+  std::vector<std::uint8_t> terminated_, truncated_;
+  std::vector<std::int64_t> infos_;
+};
+
+}  // namespace seer

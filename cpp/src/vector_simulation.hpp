@@ -1,0 +1,84 @@
+// Many instances of one model stepped together: the core of the vector env.
+//
+// The instances' executors come from one BatchRunner (make_batch_runner), and
+// a step() runs them all with one run_steps() call: with the parallel
+// executor that is one parallel region whose executive lists span all
+// instances. Outputs are written straight into caller-provided
+// batch buffers ([num_envs * num_agents, ...] rows).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor.hpp"
+#include "seer/config.hpp"
+#include "seer/model.hpp"
+#include "simulation.hpp"
+
+namespace seer {
+
+class VectorSimulation {
+ public:
+  // What step() does with each instance.
+  enum Mode : std::uint8_t { kStep = 0, kReset = 1, kSkip = 2 };
+
+  // Makes one instance's model (each instance owns its own).
+  using ModelMaker = std::function<std::unique_ptr<Model>()>;
+
+  // num_envs instances of the registered model `model` with `config`.
+  VectorSimulation(const std::string& model, const Config& config, std::size_t num_envs,
+                   const SimulationOptions& options);
+  // num_envs instances of the models `make` returns (a compiled NumbaModel).
+  VectorSimulation(const ModelMaker& make, std::size_t num_envs, const SimulationOptions& options);
+
+  std::size_t size() const { return sims_.size(); }
+  // std::out_of_range -> IndexError. Do not set_executor() on an instance:
+  // its executor belongs to the batch runner's batch.
+  Simulation& at(std::size_t i) { return *sims_.at(i); }
+  const ModelSpec& spec() const { return sims_.front()->spec(); }
+
+  // Interrupts every instance's step in progress (Simulation::request_interrupt).
+  // Async-signal-safe.
+  void request_interrupt() {
+    for (auto& sim : sims_) sim->request_interrupt();
+  }
+
+  // Contract checks on the next `steps` steps of every instance
+  // (Simulation::check_next_steps).
+  void check_next_steps(std::uint64_t steps) {
+    for (auto& sim : sims_) sim->check_next_steps(steps);
+  }
+
+  // A step is coming soon: wake parked worker threads (Executor::prewake).
+  void prewake();
+  // Joins every worker thread (close()); the next step starts fresh ones.
+  void release_threads();
+
+  // Points instance i's outputs at rows [i * num_agents, (i+1) * num_agents)
+  // of the batch buffers.
+  void redirect_outputs(const Outputs& batch);
+
+  // One call for the whole batch. modes[i]: step with actions (rows of
+  // instance i in `actions`/`alive`), reset with seeds[i], or skip.
+  // Returns one exception per instance (null if it went well); a failed
+  // instance needs a reset, the others completed their step. An instance
+  // whose step is checked (Simulation::check_next_steps) runs it alone,
+  // one handler at a time, before the batch.
+  std::vector<std::exception_ptr> step(const void* actions, const std::uint8_t* alive,
+                                       const std::uint8_t* modes, const std::uint64_t* seeds);
+
+ private:
+  std::vector<std::unique_ptr<Simulation>> sims_;
+  std::unique_ptr<BatchRunner> runner_;  // made every instance's executor
+  // Scratch reused across steps (no allocation after the first).
+  std::vector<std::size_t> batch_;  // instances stepping this call
+  std::vector<std::exception_ptr> batch_failures_;
+  std::vector<StepWindow> windows_;
+  std::vector<StepStats> stats_;
+};
+
+}  // namespace seer

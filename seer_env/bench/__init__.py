@@ -1,6 +1,0 @@
-"""``make bench``: side-by-side step-latency comparisons, measured as ratios.
-
-Run ``python -m seer_env.bench`` (default profile, a few minutes on 2 cores) or
-``python -m seer_env.bench --profile full``. Results go to ``bench/results/``:
-a JSON file, a Markdown table and PNG plots.
-"""

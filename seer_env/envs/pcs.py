@@ -1,0 +1,162 @@
+"""pcs: wireless cell management (guard channels for handoffs), the env of every pcs version.
+
+The classic PCS model of parallel simulation (ROSS-Models ``pcs``, after
+Carothers et al., *Distributed simulation of large-scale PCS networks*) as a
+cooperative-competitive MARL task. Radio cells on a ``width x height`` torus
+serve mobile phones. Phones place calls, hang up and move between neighbouring
+cells; a call that moves is *handed off* to the neighbour and is *dropped* if
+that cell has no free channel. Every cell decides, each step, how many of its
+channels to hold back as **guard channels**: a new call is admitted only while
+free channels > guard, a handoff while any channel is free. Blocking a new call
+costs less than dropping a call in progress (``handoff_weight``).
+
+The step runs on the seer_env C++ runtime (``cpp/models/pcs``): phones are
+events, one pending event per phone, and handoffs are cross-cell events at
+``now + handoff_delay`` (the runtime's lookahead), so ``executor="parallel"``
+runs a step on many threads with outputs bit-identical to ``"serial"``. A
+pure-Python version of the same model is ``bench.reference.pcs.PcsReference``.
+
+```python
+from seer_env.envs import pcs_v0
+
+env = pcs_v0.parallel_env(width=32, height=32, executor="serial", seed=0)
+observations, infos = env.reset()
+while env.agents:
+    actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+    observations, rewards, terminations, truncations, infos = env.step(actions)
+print(env.unwrapped.stats())
+```
+
+| | |
+|---|---|
+| Actions | Discrete |
+| Parallel API | Yes (AEC through ``pcs_v0.env()``, ``pcs_v1.env()``) |
+| Agents | ``width * height``: ``cell_0 .. cell_{N-1}``, row-major (cell = y * width + x) |
+| Action shape | ``Discrete(channels + 1)``: the number of guard channels |
+| Observation shape | ``(10,)`` float32 (pcs_v1: ``(12,)``) |
+| State shape | ``(2 * width * height,)`` float32 in [0, 1] |
+
+## Observation (float32, per cell)
+
+| index | value | range |
+|---|---|---|
+| 0 | own busy channels / ``channels`` | [0, 1] |
+| 1 | guard channels of the step just run / ``channels`` | [0, 1] |
+| 2 | this step's call attempts (incl. busy lines) / ``e`` | [0, inf) |
+| 3 | this step's blocked new calls / ``e`` | [0, inf) |
+| 4 | this step's incoming handoffs / ``e`` | [0, inf) |
+| 5 | this step's dropped handoffs / ``e`` | [0, inf) |
+| 6-9 | busy fraction of the neighbours x-1, x+1, y-1, y+1 | [0, 1] |
+
+``e = phones_per_cell * step_minutes / call_interval`` is the expected number of
+call attempts per cell per step, so counts are of order 1. Neighbours are read
+from the runtime's boundary snapshot.
+
+**Reward** per cell and step: ``-(blocks + handoff_weight * dropped_handoffs)``.
+
+**infos[agent]**: that step's integer counters, the same keys every step:
+``call_attempts, blocks, busy_lines, handoffs_in, dropped_handoffs, events``.
+
+**state()**: ``[busy fraction, guard fraction]`` of every cell, interleaved.
+
+**Episode**: no terminations; every agent is truncated after ``max_cycles``
+steps.
+
+**stats()** (``env.unwrapped.stats()``): totals over all cells since reset —
+``call_attempts``, ``blocks``, ``busy_lines``, ``handoffs``,
+``dropped_handoffs``, ``events`` — and ``blocking_probability`` =
+``(blocks + dropped) / (attempts - busy_lines)``, the figure classic PCS runs
+print.
+
+## Model
+
+Phones start idle with exponential times to their next call (mean
+``call_interval``) and next move (mean ``move_interval``), all in minutes. A
+call attempt while the phone is in a call is a *busy line*. An admitted call
+lasts ``exp(call_duration)``; if the phone's next move comes first it is handed
+off to a random neighbour. An idle phone simply walks to random neighbours.
+With ``channels=10`` and guard 0 everywhere it is the classic model: busy lines
+are about 1/3 of call attempts. One deviation from the classic model, which
+hands off with zero delay: every cross-cell arrival takes at least
+``handoff_delay`` minutes (details in ``cpp/models/pcs/pcs.hpp``).
+
+## Rendering
+
+``render_mode="ansi"``: ``render()`` returns the cell load as a text grid, one
+character per cell from `` `` idle to ``@`` full, under a summary line;
+``"human"`` prints it.
+
+## Versions
+
+``seer_env.envs.pcs_v0`` (the classic model) and ``seer_env.envs.pcs_v1``
+(traffic that varies in time and space) build this class; each version's
+module lists its arguments and defaults.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from seer_env.env import SeerParallelEnv
+
+if TYPE_CHECKING:
+    from seer_env.envs.version import EnvVersion
+
+__all__ = ["PcsEnv"]
+
+_LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
+
+
+class PcsEnv(SeerParallelEnv):
+    """The ParallelEnv of every pcs version (see the module docstring)."""
+
+    metadata = {"name": "pcs", "render_modes": ["ansi", "human"], "is_parallelizable": True}
+
+    def __init__(self, version: EnvVersion, config: dict[str, Any], **options: Any) -> None:
+        """Built by a version module's ``parallel_env`` (``seer_env.envs.version.EnvVersion``).
+
+        Args:
+            version: the ``EnvVersion`` (its name and declaration).
+            config: the validated model config.
+            **options: the runtime options (``seer_env.options``).
+        """
+        self.metadata = {**PcsEnv.metadata, "name": version.name}
+        super().__init__(version.declaration, config, **options)
+        self.width = config["width"]
+        self.height = config["height"]
+        self.channels = config["channels"]
+
+    def stats(self) -> dict[str, float]:
+        """Totals over all cells since reset, and the blocking probability.
+
+        Returns:
+            ``call_attempts``, ``blocks``, ``busy_lines``, ``handoffs``,
+            ``dropped_handoffs``, ``events`` (ints) and ``blocking_probability``
+            = ``(blocks + dropped_handoffs) / (call_attempts - busy_lines)``
+            (0.0 before any call).
+        """
+        if self._episode_seed is None:
+            raise RuntimeError("stats() called before reset()")
+        out: dict[str, Any] = self.sim.totals()
+        offered = out["call_attempts"] - out["busy_lines"]
+        lost = out["blocks"] + out["dropped_handoffs"]
+        out["blocking_probability"] = lost / offered if offered else 0.0
+        return out
+
+    def _render_ansi(self) -> str:
+        """Cell load as text: one character per cell (`` `` idle .. ``@`` full), one row per y."""
+        busy = self.sim.state()[0::2].reshape(self.height, self.width)
+        levels = np.minimum((busy * len(_LOAD_CHARS)).astype(np.int64), len(_LOAD_CHARS) - 1)
+        rows = ["".join(_LOAD_CHARS[v] for v in row) for row in levels.tolist()]
+        s = self.stats()
+        head = (
+            f"{self.metadata['name']} t={self.sim.now:g} min step {self.sim.steps}: "
+            f"busy {busy.mean():.0%}, blocking {s['blocking_probability']:.3f}"
+        )
+        return "\n".join([head, *rows])
+
+    def _render_human(self) -> None:
+        """Print the ``"ansi"`` text."""
+        print(self._render_ansi())

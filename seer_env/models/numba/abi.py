@@ -1,0 +1,264 @@
+"""numba's side of ``cpp/src/handler_abi.h``: ``handler_api`` in compiled handlers.
+
+Importing this module (numba required) makes every ``seer_env.handler_api``
+function compile, in nopython code, to a direct call of the runtime's C
+function of the same name (``seer_ctx_now``, ...). The calls go by symbol
+name, resolved in each process from ``_core.handler_abi()``, so numba's
+on-disk cache holds no addresses and stays valid across processes.
+"""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
+
+from seer_env import _core, handler_api
+
+ABI_VERSION = 1  # SEER_HANDLER_ABI_VERSION of the header this module follows
+
+
+def _register_symbols() -> None:
+    table = _core.handler_abi()
+    if table["version"] != ABI_VERSION:
+        raise RuntimeError(
+            f"seer_env._core speaks handler ABI {table['version']}, "
+            f"seer_env.models.numba.abi speaks {ABI_VERSION}: reinstall seer_env"
+        )
+    for name, address in table.items():
+        if name != "version":
+            llvm.add_symbol(name, address)
+
+
+_register_symbols()
+
+
+def _external(name: str, restype, *argtypes):
+    """An intrinsic calling the C function ``name`` (a symbol registered above)."""
+    signature = restype(*argtypes)
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(
+            context.get_value_type(restype), [context.get_value_type(t) for t in argtypes]
+        )
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        return builder.call(fn, args)
+
+    # intrinsic reads the arity from the Python signature.
+    if len(argtypes) == 1:
+
+        def typer(typingctx, a):
+            return signature, codegen
+    elif len(argtypes) == 2:
+
+        def typer(typingctx, a, b):
+            return signature, codegen
+    else:
+
+        def typer(typingctx, a, b, c, d, e, f):
+            return signature, codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+_ptr = types.voidptr
+_now = _external("seer_ctx_now", types.float64, _ptr)
+_self = _external("seer_ctx_self", types.uint32, _ptr)
+_source = _external("seer_ctx_source", types.uint32, _ptr)
+_num_entities = _external("seer_ctx_num_entities", types.uint32, _ptr)
+_lookahead = _external("seer_ctx_lookahead", types.float64, _ptr)
+_dt = _external("seer_ctx_dt", types.float64, _ptr)
+_uniform = _external("seer_ctx_uniform", types.float64, _ptr)
+_exponential = _external("seer_ctx_exponential", types.float64, _ptr, types.float64)
+_below = _external("seer_ctx_below", types.uint64, _ptr, types.uint64)
+_next_u64 = _external("seer_ctx_next_u64", types.uint64, _ptr)
+_schedule = _external(
+    "seer_ctx_schedule",
+    types.int32,
+    _ptr,
+    types.uint32,
+    types.float64,
+    types.uint32,
+    _ptr,
+    types.uint64,
+)
+
+
+@intrinsic
+def _record_address(typingctx, record):
+    """The address of a record's bytes (numba passes records by reference)."""
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], cgutils.voidptr_t)
+
+    return types.voidptr(record), codegen
+
+
+@intrinsic
+def _null(typingctx):
+    def codegen(context, builder, sig, args):
+        return cgutils.voidptr_t(None)
+
+    return types.voidptr(), codegen
+
+
+@intrinsic
+def _ctpop(typingctx, x):
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+
+    return x(x), codegen
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    def codegen(context, builder, sig, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return x(x), codegen
+
+
+def _is_ctx(ctx) -> bool:
+    return isinstance(ctx, types.RawPointer)
+
+
+@overload(handler_api.now)
+def _ol_now(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _now(ctx)
+    return None
+
+
+@overload(handler_api.self_id)
+def _ol_self_id(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _self(ctx)
+    return None
+
+
+@overload(handler_api.source)
+def _ol_source(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _source(ctx)
+    return None
+
+
+@overload(handler_api.num_entities)
+def _ol_num_entities(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _num_entities(ctx)
+    return None
+
+
+@overload(handler_api.lookahead)
+def _ol_lookahead(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _lookahead(ctx)
+    return None
+
+
+@overload(handler_api.dt)
+def _ol_dt(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _dt(ctx)
+    return None
+
+
+@overload(handler_api.uniform)
+def _ol_uniform(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _uniform(ctx)
+    return None
+
+
+@overload(handler_api.exponential)
+def _ol_exponential(ctx, mean):
+    if _is_ctx(ctx):
+        return lambda ctx, mean: _exponential(ctx, np.float64(mean))
+    return None
+
+
+@overload(handler_api.below)
+def _ol_below(ctx, n):
+    if _is_ctx(ctx):
+        return lambda ctx, n: _below(ctx, np.uint64(n))
+    return None
+
+
+@overload(handler_api.next_u64)
+def _ol_next_u64(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _next_u64(ctx)
+    return None
+
+
+@overload(handler_api.schedule)
+def _ol_schedule(ctx, target, time, kind, payload=None):
+    if not _is_ctx(ctx):
+        return None
+    if payload is None or isinstance(payload, (types.NoneType, types.Omitted)):
+
+        def impl(ctx, target, time, kind, payload=None):
+            return _schedule(
+                ctx, np.uint32(target), np.float64(time), np.uint32(kind), _null(), np.uint64(0)
+            )
+
+        return impl
+    if isinstance(payload, types.Record):
+        size = payload.size
+
+        def impl(ctx, target, time, kind, payload=None):
+            return _schedule(
+                ctx,
+                np.uint32(target),
+                np.float64(time),
+                np.uint32(kind),
+                _record_address(payload),
+                np.uint64(size),
+            )
+
+        return impl
+    if (
+        isinstance(payload, types.Array)
+        and payload.ndim == 1
+        and isinstance(payload.dtype, types.Record)
+    ):
+        # A one-record array: the array is an argument of this call, so numba
+        # keeps it (and its record's bytes) alive until the runtime has copied them.
+        size = payload.dtype.size
+
+        def impl(ctx, target, time, kind, payload=None):
+            if payload.shape[0] != 1:
+                raise ValueError("schedule: a payload array must hold exactly one record")
+            return _schedule(
+                ctx,
+                np.uint32(target),
+                np.float64(time),
+                np.uint32(kind),
+                _record_address(payload[0]),
+                np.uint64(size),
+            )
+
+        return impl
+    raise TypeError(
+        "schedule: payload must be a record (payload_dtype), an array of one record, or None, "
+        f"got {payload}"
+    )
+
+
+@overload(handler_api.popcount)
+def _ol_popcount(x):
+    if isinstance(x, types.Integer):
+        return lambda x: np.int64(_ctpop(np.uint64(x)))
+    return None
+
+
+@overload(handler_api.lowest_zero_bit)
+def _ol_lowest_zero_bit(x):
+    if isinstance(x, types.Integer):
+        return lambda x: np.int64(_cttz(~np.uint64(x)))
+    return None

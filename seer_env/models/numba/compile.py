@@ -1,0 +1,141 @@
+"""Compiled mode: numba compiles a model class's handlers to C functions for the runtime.
+
+Each handler is compiled in nopython mode (``numba.njit``) and called from a
+generated entry point (``entry_points.py``) that numba compiles to a C
+function (a ``cfunc``); the runtime calls their addresses on its worker
+threads, without the GIL. The ``handler_api`` calls inside compile to calls
+of the runtime's C ABI (``abi.py``). Both are cached on disk (``cache.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+
+from seer_env import handler_api
+from seer_env.models.numba import cache, entry_points
+from seer_env.models.numba.kernel import numba_available
+
+
+class NumbaCompileError(TypeError):
+    """numba could not compile a handler; the message names it and quotes numba."""
+
+
+class _Compiled:
+    """A model class's compiled handlers: C entry points and their addresses."""
+
+    def __init__(self, addresses: dict[str, int], cfuncs: list, seconds: float, cached: bool):
+        self.addresses = addresses
+        self.cfuncs = cfuncs  # own the machine code behind the addresses
+        self.seconds = seconds
+        self.cached = cached
+
+
+_COMPILED: dict[tuple, _Compiled] = {}
+_REPORT: dict[str, dict] = {}
+
+
+def compile_report() -> dict[str, dict]:
+    """Per compiled model class: ``{"seconds": ..., "from_cache": bool}`` of this process."""
+    return {name: dict(info) for name, info in _REPORT.items()}
+
+
+def compile_model(cls: type, discrete: bool) -> _Compiled:
+    """The compiled handlers of the ``NumbaModel`` subclass ``cls`` (compiled once per process).
+
+    ``discrete``: the action space is ``Discrete`` (``on_action`` takes an int)
+    or a ``Box`` (a float32 array).
+    """
+    key = (cls, discrete)
+    if key in _COMPILED:
+        return _COMPILED[key]
+    if not numba_available():
+        raise ModuleNotFoundError(
+            f"{cls.__name__} runs compiled with numba: pip install 'seer_env[numba]', "
+            f"or pass compiled=False to run it interpreted"
+        )
+    import numba
+
+    from seer_env.models.numba import abi
+
+    records = cls._records()
+    hooks = cls._hooks()
+    entries = {hook: entry_points.entry_of(hook, discrete) for hook in hooks}
+    body = "".join(entry_points.entry_source(h, e) for h, e in entries.items())
+    # Everything the compiled code depends on: edits to any of these files
+    # must not load stale code (numba itself tracks only a function's own file).
+    sources = {cache.source_bytes(c) for c in cls.__mro__ if c is not object}
+    sources |= {cache.source_bytes(getattr(fn, "py_func", fn)) for fn in hooks.values()}
+    digest = cache.inputs_digest(
+        [
+            body.encode(),
+            *sorted(sources),
+            cache.source_bytes(abi),
+            cache.source_bytes(handler_api),
+            cache.source_bytes(entry_points),
+            cache.source_bytes(sys.modules[__name__]),
+            numba.__version__.encode(),
+            repr(sorted((k, v.descr) for k, v in records.items())).encode(),
+        ]
+    )
+    qualname = f"{cls.__module__}.{cls.__qualname__}"
+    text = entry_points.HEADER.format(qualname=qualname, digest=digest) + body
+    cacheable = b"" != cache.source_bytes(cls) and "<locals>" not in cls.__qualname__
+    path = cache.entry_file(qualname, digest)
+    cached = cacheable and path.exists()
+    if cacheable and not cached:
+        try:
+            cache.write_atomically(path, text)
+        except OSError as error:
+            print(
+                f"seer_env: cannot cache compiled code in {path.parent}: {error}", file=sys.stderr
+            )
+            cacheable = False
+    # A real module: numba finds a function's globals by its module's name
+    # when it loads the function from its cache.
+    module = types.ModuleType(f"seer_env_numba_entry_{path.stem}")
+    module.__file__ = str(path)
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    namespace.update(
+        _STATE=records["state"],
+        _PUBLIC=records["public"],
+        _PAYLOAD=records["payload"],
+        _PARAMS=records["params"],
+    )
+    for hook, fn in hooks.items():
+        is_jitted = isinstance(fn, numba.core.dispatcher.Dispatcher)
+        namespace[f"_k_{hook}"] = fn if is_jitted else numba.njit(cache=cacheable)(fn)
+    exec(compile(text, str(path) if cacheable else f"<{qualname} entry points>", "exec"), namespace)
+
+    if not cached:
+        print(
+            f"seer_env: compiling {cls.__name__}'s {len(hooks)} handlers with numba "
+            f"(once; cached in {path.parent})...",
+            file=sys.stderr,
+            flush=True,
+        )
+    started = time.perf_counter()
+    addresses, cfuncs = {}, []
+    from numba.core.errors import NumbaError
+
+    for hook, entry in entries.items():
+        try:
+            cf = numba.cfunc(entry_points.signature(entry), nopython=True, cache=cacheable)(
+                namespace[hook]
+            )
+        except NumbaError as error:
+            raise NumbaCompileError(
+                f"{cls.__name__}.{hook} cannot be compiled by numba (nopython mode); run with "
+                f"compiled=False to debug it. numba says:\n{error}"
+            ) from None
+        addresses[hook] = cf.address
+        cfuncs.append(cf)
+    seconds = time.perf_counter() - started
+    compiled = _Compiled(addresses, cfuncs, seconds, cached)
+    _COMPILED[key] = compiled
+    _REPORT[qualname] = {"seconds": seconds, "from_cache": cached}
+    if not cached:
+        print(f"seer_env: compiled {cls.__name__} in {seconds:.1f} s", file=sys.stderr, flush=True)
+    return compiled

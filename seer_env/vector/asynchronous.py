@@ -1,0 +1,182 @@
+"""The async vector env: batches of instances stepped in the background.
+
+EnvPool's send/recv idea with Gymnasium's ``step_async``/``step_wait`` names:
+``num_envs`` instances are split into ``num_batches`` batches of consecutive
+instances, each a :class:`~seer_env.vector.SeerVectorEnv` with its own
+background thread. ``step_async(actions, batch=b)`` checks and copies the
+actions and returns at once; the C++ step runs without the GIL while Python
+computes the policy for another batch; ``step_wait(batch=b)`` returns what
+``SeerVectorEnv.step`` would have. Two half-batches in flight:
+
+```python
+env = seer_env.vector.make_async("aircraft_v0", num_envs=8, num_batches=2, num_uavs=128)
+obs, _ = env.reset(seed=0)
+obs = [obs[env.rows(0)], obs[env.rows(1)]]
+env.step_async(policy(obs[0]), batch=0)
+for t in range(steps):
+    env.step_async(policy(obs[1]), batch=1)  # policy(obs[1]) ran while batch 0 stepped
+    obs[0] = env.step_wait(batch=0)[0]
+    env.step_async(policy(obs[0]), batch=0)  # ... and this one while batch 1 stepped
+    obs[1] = env.step_wait(batch=1)[0]
+env.step_wait(batch=0)
+```
+
+Every instance sees exactly what it would in ``SeerVectorEnv(name, num_envs)``
+(byte-identical: instance ``i`` is seeded ``seed + i`` either way, and
+instances never interact). Rows are laid out as in ``SeerVectorEnv``;
+``rows(b)`` are batch ``b``'s. ``step(actions)`` steps every batch (all in the
+background at once) and waits. A failure inside a background step is raised
+by the ``step_wait`` of its batch, its message naming the instance
+(``exc.instance``, counted over all batches); that instance resets on its
+next step, like in ``SeerVectorEnv``. ``num_threads`` applies to each batch
+(each has its own pool); ``check`` and ``check_steps`` to every instance, as
+in ``SeerVectorEnv``. ``close()`` joins every background thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from seer_env.validation import validate_int, validate_seed
+from seer_env.vector.sync import SeerVectorEnv
+
+__all__ = ["SeerAsyncVectorEnv"]
+
+
+class SeerAsyncVectorEnv(VectorEnv):
+    """``num_envs`` instances in ``num_batches`` batches, each steppable in the background."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, name: str, num_envs: int, num_batches: int = 2, **config: Any) -> None:
+        self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
+        self.num_batches = validate_int("num_batches", num_batches, 1, self.num_instances)
+        if self.num_instances % self.num_batches:
+            raise ValueError(
+                f"num_batches must divide num_envs={self.num_instances}, got {self.num_batches}"
+            )
+        seed = validate_seed(config.pop("seed", None))
+        #: Instances per batch.
+        self.batch_instances = self.num_instances // self.num_batches
+        size = self.batch_instances
+        self.batches: list[SeerVectorEnv] = []
+        for b in range(self.num_batches):
+            batch_seed = None if seed is None else (seed + b * size) % 2**64
+            vec = SeerVectorEnv(name, size, seed=batch_seed, **config)
+            vec.instance_offset = b * size
+            self.batches.append(vec)
+        first = self.batches[0]
+        self.env_name = name
+        self.agents_per_instance = first.agents_per_instance
+        self.single_observation_space = first.single_observation_space
+        self.single_action_space = first.single_action_space
+        self.num_envs = self.num_instances * self.agents_per_instance
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.max_cycles = first.max_cycles
+        self._batch_rows = size * self.agents_per_instance
+
+    def rows(self, batch: int) -> slice:
+        """The rows of batch ``batch`` in the full ``[num_envs, ...]`` arrays."""
+        batch = validate_int("batch", batch, 0, self.num_batches - 1)
+        return slice(batch * self._batch_rows, (batch + 1) * self._batch_rows)
+
+    # -- API ------------------------------------------------------------------------------------
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        """Reset every batch (or the instances in ``options["reset_mask"]``); waits."""
+        m, size = self.num_instances, self.batch_instances
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != m:
+                raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
+            seeds = [list(seed[b * size : (b + 1) * size]) for b in range(self.num_batches)]
+        elif seed is None:
+            seeds = [None] * self.num_batches
+        else:
+            base = validate_seed(seed)
+            seeds = [(base + b * size) % 2**64 for b in range(self.num_batches)]
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {options!r}")
+        masks: list[Any] = [None] * self.num_batches
+        if options and "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"], dtype=bool)
+            if mask.shape not in ((m,), (self.num_envs,)):
+                raise ValueError(
+                    f"options['reset_mask'] must have shape ({m},) or ({self.num_envs},), "
+                    f"got {mask.shape}"
+                )
+            per = len(mask) // self.num_batches
+            masks = [mask[b * per : (b + 1) * per] for b in range(self.num_batches)]
+        results = []
+        for vec, s, mask in zip(self.batches, seeds, masks):
+            opts = None if mask is None else {**options, "reset_mask": mask}
+            results.append(vec.reset(seed=s, options=opts))
+        obs = np.concatenate([r[0] for r in results])
+        return obs, _concat_infos([r[1] for r in results])
+
+    def step_async(self, actions: np.ndarray, batch: int | None = None) -> None:
+        """Check ``actions`` and start the step of ``batch`` (all batches if None); returns at once.
+
+        ``actions`` has the rows of ``batch`` only (``[num_envs // num_batches *
+        agents, ...]``), or every row when ``batch`` is None.
+        """
+        if batch is not None:
+            self.batches[self._batch(batch)].step_async(actions)
+            return
+        actions = np.asarray(actions)
+        if actions.shape != self.action_space.shape:
+            raise ValueError(
+                f"actions must have shape {self.action_space.shape}, got {actions.shape}"
+            )
+        started = []
+        try:
+            for b, vec in enumerate(self.batches):
+                vec.step_async(actions[self.rows(b)])
+                started.append(vec)
+        except BaseException:
+            for vec in started:  # leave nothing in flight behind a refused call
+                with contextlib.suppress(Exception):
+                    vec.step_wait()
+            raise
+
+    def step_wait(self, batch: int | None = None):
+        """Wait for ``batch`` (all batches if None): ``(obs, rewards, terms, truncs, infos)``.
+
+        Raises the failure of a background step, naming its instance. With
+        ``batch=None`` every batch is waited for before the first failure is raised.
+        """
+        if batch is not None:
+            return self.batches[self._batch(batch)].step_wait()
+        results, error = [], None
+        for vec in self.batches:
+            try:
+                results.append(vec.step_wait())
+            except Exception as exc:  # wait for the others before raising
+                error = error or exc
+        if error is not None:
+            raise error
+        return (
+            *(np.concatenate([r[k] for r in results]) for k in range(4)),
+            _concat_infos([r[4] for r in results]),
+        )
+
+    def step(self, actions: np.ndarray):
+        """Step every batch (concurrently, in the background) and wait: ``SeerVectorEnv.step``."""
+        self.step_async(actions)
+        return self.step_wait()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Join every batch's background thread (steps in flight finish first)."""
+        for vec in self.__dict__.get("batches", []):
+            vec.close()
+
+    def _batch(self, batch: int) -> int:
+        return validate_int("batch", batch, 0, self.num_batches - 1)
+
+
+def _concat_infos(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}

@@ -1,0 +1,136 @@
+"""The training examples run end to end with tiny settings."""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ppo_vector_pcs_learns_something():
+    pytest.importorskip("torch")
+    args = ["--num-envs", "3", "--width", "4", "--height", "4", "--max-cycles", "20"]
+    args += ["--num-steps", "32", "--updates", "8", "--epochs", "2", "--threads", "1"]
+    out = load("ppo_vector_pcs").main(args)
+    history = out["history"]
+    assert out["rows"] == 3 * 16
+    assert [h["update"] for h in history] == list(range(1, 9))
+    assert history[-1]["env_steps"] == 8 * 32 * 3
+    assert all(math.isfinite(h["v_loss"]) and math.isfinite(h["pg_loss"]) for h in history)
+    # random guard counts block many new calls; the shared policy learns to use fewer
+    assert history[-1]["mean_reward"] > history[0]["mean_reward"]
+
+
+def test_ppo_vector_pcs_parallel_executor():
+    pytest.importorskip("torch")
+    args = ["--num-envs", "2", "--width", "4", "--height", "4", "--max-cycles", "10"]
+    args += ["--num-steps", "16", "--updates", "2", "--epochs", "1", "--threads", "2"]
+    out = load("ppo_vector_pcs").main(args)
+    assert len(out["history"]) == 2
+
+
+# TorchRL 0.14 warns about its own classes when torchrl.collectors is imported.
+@pytest.mark.filterwarnings("ignore:Creating .* inherits from WeightUpdaterBase:DeprecationWarning")
+def test_torchrl_example_collects_a_rollout():
+    pytest.importorskip("torchrl")
+    out = load("torchrl_pcs").main(["--width", "4", "--height", "4", "--steps", "20"])
+    assert tuple(out["rollout"].batch_size) == (20,)
+    assert len(out["batch_rewards"]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_rllib_example_trains_and_prints_returns(capsys):
+    pytest.importorskip("ray.rllib")
+    returns = load("rllib_ppo_pcs").main(
+        # 512 agent steps: 32 env steps of 16 cells, so each runner ends an 8-cycle episode
+        ["--iterations", "2", "--batch", "512", "--max-cycles", "8", "--env-runners", "2"]
+    )
+    assert len(returns) == 2 and all(math.isfinite(r) for r in returns)
+    out = capsys.readouterr().out
+    assert "episode_return_mean" in out and "agent steps/s" in out
+    # 1 CPU reserved per runner: a 1-thread budget, so STPA runs each env serially
+    assert out.count("1 CPU(s) reserved, budget 1 thread(s), env pool serial x1") == 2
+
+
+def test_rllib_example_batch_arguments(capsys):
+    parse = load("rllib_ppo_pcs").parse_args
+    args = parse([])  # the defaults: agent steps, minibatch derived from the batch
+    assert args.count_steps_by == "agent_steps" and args.minibatch == args.batch // 4
+    assert parse(["--batch", "50"]).minibatch == 12
+    assert parse(["--batch", "2", "--minibatch", "2"]).minibatch == 2
+    for bad in (
+        ["--batch", "50", "--minibatch", "800"],
+        ["--batch", "0"],
+        ["--torch-threads", "-1"],
+    ):
+        with pytest.raises(SystemExit):
+            parse(bad)
+    err = capsys.readouterr().err
+    assert "--minibatch must be in [1, --batch=50] (agent_steps), got 800" in err
+    assert "--batch must be >= 1, got 0" in err
+    assert "--torch-threads must be >= 0, got -1" in err
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
+def test_rllib_sampling_throughput_example(capsys):
+    pytest.importorskip("ray.rllib")
+    from seer_env.stpa import hardware
+
+    # 0 runners only (the driver samples): runner pools are checked by test_rllib_scaleout.py
+    args = ["--runners", "0", "--agent-steps", "256", "--repeats", "2", "--max-cycles", "8"]
+    (result,) = load("rllib_sampling_throughput").main(args)
+    assert result["runners"] == 0 and len(result["agent_steps"]) == 2
+    assert min(result["agent_steps"]) >= 256 and result["agent_steps_per_s"] > 0
+    # 16 cells live in every step of pcs_v0: 16 agent steps per env step
+    assert math.isclose(result["agent_steps_per_s"], 16 * result["env_steps_per_s"])
+    (driver,) = result["pools"]
+    assert driver["worker_index"] == 0 and driver["ray_assigned_cpus"] is None
+    (env,) = driver["envs"]
+    assert env["stpa_source"] is not None  # the sampling driver's env: "auto"
+    assert 1 <= env["num_threads"] <= hardware.usable_threads()
+    assert "| env runners |" in capsys.readouterr().out
+
+
+def test_quickstart_example_runs_an_episode(capsys):
+    stats = load("quickstart").main(["--width", "8", "--height", "8", "--max-cycles", "5"])
+    assert stats["call_attempts"] > 0
+    assert "RuntimeInfo" in capsys.readouterr().out
+
+
+def test_pcs_benchmark_example_runs():
+    load("pcs_benchmark").main(["--grid", "8", "--steps", "3", "--warmup", "1"])
+
+
+def test_numba_pcs_speed_example_runs(capsys):
+    pytest.importorskip("numba")
+    args = ["--size", "4", "--steps", "2", "--interpreted-steps", "1"]
+    out = load("numba_pcs_speed").main(args)
+    assert all(out[k] > 0 for k in ("numba serial", "C++ serial", "interpreted serial"))
+    assert "parallel-2 speed-up" in capsys.readouterr().out
+
+
+def test_every_example_has_a_test():
+    tested = {
+        "quickstart",
+        "pcs_benchmark",
+        "ppo_vector_pcs",
+        "torchrl_pcs",
+        "rllib_ppo_pcs",
+        "rllib_sampling_throughput",
+        "numba_pcs_speed",
+    }
+    scripts = {p.stem for p in EXAMPLES.glob("*.py")}
+    assert scripts == tested, f"examples without a test: {scripts - tested}"
+    # examples/custom_model_cpp is built and tested by tests/models/test_cpp_plugin_sdk.py
+    assert (EXAMPLES / "custom_model_cpp" / "pyproject.toml").exists()
