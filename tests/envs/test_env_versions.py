@@ -1,6 +1,8 @@
 """Env versions: one class per workload, each version a declaration name and its defaults."""
 
+import importlib
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +90,13 @@ def test_runtime_options_are_declared_once():
     doc = options.options_doc(max_cycles=7)
     assert all(f"- ``{n}``: " in doc for n in names)
     assert "default ``7``." in doc
+
+
+def test_every_version_is_on_its_workloads_docs_page():
+    docs = Path(__file__).resolve().parents[2] / "docs" / "workloads"
+    for name in seer_env.env_names():
+        module = importlib.import_module(f"seer_env.envs.{name}")
+        workload = module.VERSION.env_class.__module__.rsplit(".", 1)[1]  # pcs, aircraft
+        page = (docs / f"{workload}.md").read_text()
+        assert f"::: seer_env.envs.{workload}\n" in page
+        assert f"## {name}\n\n::: seer_env.envs.{name}\n" in page, f"{name} not on {page}"

@@ -3,28 +3,39 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 
 import numpy as np
 import pytest
 from gymnasium import spaces
 
 import seer_env
+from seer_env.envs.aircraft import AircraftEnv
+from seer_env.envs.pcs import PcsEnv
 
-# Small and quick, with something happening every step. Envs not listed here
-# (added later) run with their defaults shrunk by nothing: add them.
-SMALL: dict[str, dict] = {
-    "pcs_v0": dict(width=4, height=4, phones_per_cell=8, move_interval=300.0),
-    "aircraft_v0": dict(num_uavs=8, substeps=2),
-    "aircraft_v1": dict(num_uavs=8, substeps=2),
-    "pcs_v1": dict(width=4, height=4, phones_per_cell=8),
+# Small and quick, with something happening every step: per workload (every
+# version of it runs shrunk the same way), with a version's own additions.
+_SMALL_WORKLOAD = {
+    PcsEnv: dict(width=4, height=4, phones_per_cell=8),
+    AircraftEnv: dict(num_uavs=8, substeps=2),
 }
+_SMALL_VERSION = {"pcs_v0": dict(move_interval=300.0)}
 
 ENV_NAMES = seer_env.env_names()
 
-# Envs whose agents leave early, and episode lengths long enough to see it
-# with random actions (aircraft_v0: UAVs start crashing after ~20 steps).
-AGENTS_DIE = {"aircraft_v0", "aircraft_v1"}
-_LONG = {"aircraft_v0": 40, "aircraft_v1": 40}
+
+def _workload(name: str) -> type:
+    return importlib.import_module(f"seer_env.envs.{name}").VERSION.env_class
+
+
+SMALL: dict[str, dict] = {
+    name: {**_SMALL_WORKLOAD[_workload(name)], **_SMALL_VERSION.get(name, {})} for name in ENV_NAMES
+}
+
+# Envs whose agents leave early (UAVs crash), and episode lengths long enough
+# to see it with random actions (they start crashing after ~20 steps).
+AGENTS_DIE = {name for name in ENV_NAMES if _workload(name) is AircraftEnv}
+_LONG = dict.fromkeys(AGENTS_DIE, 40)
 
 
 def cycles(name: str, default: int) -> int:
