@@ -16,17 +16,10 @@ within ``comm_radius`` (found through a spatial grid built once per step from
 the boundary snapshot), delivered ``comm_latency`` seconds later — the
 runtime's lookahead — so ``executor="parallel"`` runs a step on many threads
 with outputs bit-identical to ``"serial"``. A NumPy version of the same model
-is ``bench.reference.aircraft.AircraftReference``.
+is ``AircraftReference`` in the source repository
+(``bench/reference/aircraft.py``).
 
-```python
-from seer_env.envs import aircraft_v0
-
-env = aircraft_v0.parallel_env(num_uavs=256, executor="parallel", num_threads=2, seed=0)
-observations, infos = env.reset()
-while env.agents:
-    actions = {agent: env.action_space(agent).sample() for agent in env.agents}
-    observations, rewards, terminations, truncations, infos = env.step(actions)
-```
+Each version's module has a runnable example.
 
 | | |
 |---|---|

@@ -14,18 +14,10 @@ The step runs on the seer_env C++ runtime (``cpp/models/pcs``): phones are
 events, one pending event per phone, and handoffs are cross-cell events at
 ``now + handoff_delay`` (the runtime's lookahead), so ``executor="parallel"``
 runs a step on many threads with outputs bit-identical to ``"serial"``. A
-pure-Python version of the same model is ``bench.reference.pcs.PcsReference``.
+pure-Python version of the same model, for tests and the benchmark, is
+``PcsReference`` in the source repository (``bench/reference/pcs.py``).
 
-```python
-from seer_env.envs import pcs_v0
-
-env = pcs_v0.parallel_env(width=32, height=32, executor="serial", seed=0)
-observations, infos = env.reset()
-while env.agents:
-    actions = {agent: env.action_space(agent).sample() for agent in env.agents}
-    observations, rewards, terminations, truncations, infos = env.step(actions)
-print(env.unwrapped.stats())
-```
+Each version's module has a runnable example.
 
 | | |
 |---|---|
