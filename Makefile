@@ -25,6 +25,7 @@ SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_c
 PYTHON_EXE = $$($(PYTHON) -c 'import sys; print(sys.executable)')
 
 .PHONY: install dev demo test test-cpp tsan tsan-cpp tsan-python asan asan-build asan-cpp asan-python fuzz lint format bench bench-full baselines docs stubs clean
+.PHONY: wheel smoke-wheel smoke-pythons test-portable
 
 install:
 	$(PIP) install -e ".[test,bench,docs]"
@@ -112,6 +113,52 @@ fuzz: asan-build
 	$(SANITIZER_OPTIONS) FUZZ_SECONDS=$(FUZZ_SECONDS) \
 		LD_PRELOAD="$$($(CXX) -print-file-name=libasan.so) $$($(CXX) -print-file-name=libstdc++.so)" \
 		$(PYTHON) tools/fuzz.py $(ASAN_BUILD)/pkg
+
+# Packaging (docs/install.md). `make wheel`: the sdist, then a wheel built from
+# it in a clean folder (python -m build), repaired to a manylinux tag
+# (auditwheel, with patchelf). `make smoke-wheel`: that wheel in a fresh venv,
+# smoke-tested from outside the checkout (.ci/smoke). `make smoke-pythons`: the
+# sdist built, installed and smoke-tested on each Python this machine has (the
+# wheel instead on the Python it was built for).
+DIST ?= build/dist
+WHEELHOUSE ?= build/wheelhouse
+SMOKE_VENV ?= build/smoke-venv
+
+wheel:
+	rm -rf $(DIST) $(WHEELHOUSE)
+	$(PYTHON) -m build -o $(DIST)
+	auditwheel repair -w $(WHEELHOUSE) $(DIST)/*.whl
+	@ls -l $(WHEELHOUSE)
+
+smoke-wheel:
+	rm -rf $(SMOKE_VENV) && $(PYTHON) -m venv $(SMOKE_VENV)
+	$(SMOKE_VENV)/bin/python -m pip install -q "$$(ls $(WHEELHOUSE)/*.whl)[numba]" pytest
+	cd "$$(mktemp -d)" && SEER_SOURCE_TREE=$(CURDIR) $(CURDIR)/$(SMOKE_VENV)/bin/python \
+		-m pytest -q $(CURDIR)/.ci/smoke
+
+smoke-pythons:
+	.ci/smoke_pythons $$(ls $(DIST)/*.tar.gz) build/smoke-pythons $(WHEELHOUSE)
+
+# The platform layer's portable fallbacks (cpp/src/platform.hpp: a condition
+# variable for the futex, hardware_concurrency for affinity, no /proc reads),
+# built on Linux (-DSEER_PORTABLE=ON, build/portable): the C++ tests, then the
+# Python equivalence tests through that build's extension.
+PORTABLE_BUILD ?= build/portable
+PORTABLE_PY_TESTS ?= tests/runtime/test_package_import.py tests/runtime/test_parallel_equivalence.py \
+	tests/runtime/test_phold.py tests/runtime/test_adaptive_pool.py tests/runtime/test_prewake.py \
+	tests/vector/test_vector_env.py tests/envs/test_pcs_v0.py tests/envs/test_aircraft_v0.py \
+	tests/envs/test_dict_api.py tests/models/test_numba_threads.py \
+	tests/reliability/test_bad_input.py tests/reliability/test_background_step_lifecycle.py
+
+test-portable:
+	cmake -S . -B $(PORTABLE_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_BUILD_PYTHON=ON -DSEER_PORTABLE=ON \
+		-DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
+		-Dpybind11_DIR=$$($(PYTHON) -m pybind11 --cmakedir) >/dev/null
+	cmake --build $(PORTABLE_BUILD) -j 2
+	ctest --test-dir $(PORTABLE_BUILD) --output-on-failure
+	rm -rf $(PORTABLE_BUILD)/pkg && mkdir -p $(PORTABLE_BUILD)/pkg
+	cp -r seer_env $(PORTABLE_BUILD)/pkg/ && cp $(PORTABLE_BUILD)/_core*.so $(PORTABLE_BUILD)/pkg/seer_env/
+	$(PYTHON) .ci/pytest_sanitized.py $(PORTABLE_BUILD)/pkg -q -p no:cacheprovider $(PORTABLE_PY_TESTS)
 
 lint:
 	ruff check seer_env bench training tests examples tools

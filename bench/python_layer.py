@@ -160,7 +160,7 @@ def _torchrl_cases(config: dict, num_envs: int) -> tuple[list[Case], list[str]]:
 
     wrapped = [make_env("pcs_v0", seed=i, **kw) for i in range(num_envs)]
     tds = [w.reset() for w in wrapped]
-    group = batched.group
+    group = next(iter(wrapped[0].group_map))  # PettingZooWrapper's group: the agent prefix
     rows = group_actions.unbind(0)
 
     def wrapper_step() -> None:

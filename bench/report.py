@@ -328,7 +328,11 @@ def markdown(results: dict) -> str:
         sampled = ""
         if "rounds" in group:
             sampled = f" {group['rounds']} rounds x {group['steps_per_turn']} steps per case."
-        lines += [f"### {group['label']}", "", f"Latency of one {group['metric']}.{sampled}", ""]
+        lines += [f"### {group['label']}", ""]
+        if not group["rows"]:  # every case left out (a missing optional package): the notes say
+            lines += [f"Skipped: {n}" for n in group.get("notes", [])] + [""]
+            continue
+        lines += [f"Latency of one {group['metric']}.{sampled}", ""]
         lines += group_table(group)
         lines += [""] + [f"Note: {n}" for n in group.get("notes", [])]
         lines += target_lines(group, loaded)

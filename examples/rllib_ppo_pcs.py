@@ -34,9 +34,9 @@ def build_config(args: argparse.Namespace):
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
     env_config = {"max_cycles": args.max_cycles, "seed": args.seed}
-    if args.env == "pcs_v0":
+    if args.env.startswith("pcs"):  # every pcs version has a width x height grid
         env_config.update(width=args.width, height=args.height)
-    elif args.env == "aircraft_v0":
+    elif args.env.startswith("aircraft"):
         env_config.update(num_uavs=args.num_uavs, substeps=args.substeps)
     return (
         PPOConfig()
@@ -77,8 +77,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1,
         help="CPUs Ray reserves per env runner: the thread budget of its env",
     )
-    parser.add_argument("--width", type=int, default=4, help="pcs_v0 only")
-    parser.add_argument("--height", type=int, default=4, help="pcs_v0 only")
+    parser.add_argument("--width", type=int, default=4, help="pcs envs only")
+    parser.add_argument("--height", type=int, default=4, help="pcs envs only")
     parser.add_argument("--num-uavs", type=int, default=8, help="aircraft_v0 only")
     parser.add_argument("--substeps", type=int, default=4, help="aircraft_v0 only")
     parser.add_argument("--max-cycles", type=int, default=25)

@@ -49,3 +49,9 @@ __all__ = [
 for _name in ("ContractViolation", "EventBudgetExceeded", "HandlerError"):
     getattr(_core, _name).__module__ = "seer_env"
 del _name
+
+# gymnasium.make("seer_env/pcs_v1") and gymnasium.make_vec(...) after `import seer_env`.
+from seer_env.integrations.gymnasium_registration import register_envs as _register_envs  # noqa: E402
+
+_register_envs()
+del _register_envs

@@ -235,11 +235,15 @@ class VectorSimulation:
         """
     def close(self) -> None:
         """
-        Wait for a background step in flight and join the background thread.
+        Join the background thread. A background step in flight is interrupted, not waited for: its results are dropped and every instance it stepped or reset needs a reset (failed_instances lists them). RuntimeError while a call runs in another thread.
         """
     def digest(self, index: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
         64-bit hash of instance `index` (as Simulation.digest).
+        """
+    def entity_states(self, index: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        Copy of instance `index`'s entity state bytes (as Simulation.entity_states).
         """
     def last_step(self, index: typing.SupportsInt | typing.SupportsIndex) -> dict:
         """
@@ -268,6 +272,10 @@ class VectorSimulation:
     def save(self, index: typing.SupportsInt | typing.SupportsIndex) -> bytes:
         """
         Save instance `index` (as Simulation.save).
+        """
+    def states(self) -> numpy.typing.NDArray[numpy.float32]:
+        """
+        Fresh float32[num_envs, state_dim]: every instance's global state of the last boundary (as Simulation.state).
         """
     def step(self, actions: typing.Any, alive: typing.Any, modes: typing.Any, seeds: typing.Any) -> None:
         """
@@ -349,6 +357,10 @@ class DictBridge:
     def actions(self, actions: dict, live: list) -> typing.Any:
         """
         (actions, alive or None) from a well-formed action dict, else None.
+        """
+    def live_rows(self, live: list) -> typing.Any:
+        """
+        None when live is possible_agents in order, else each live agent's row (int64); ValueError for a name twice or one that is no agent's.
         """
     def reset_outputs(self, live: list, obs: numpy.ndarray, infos: numpy.ndarray) -> tuple:
         """

@@ -15,9 +15,21 @@ live (``live`` mask) are not checked: the runtime ignores them.
 What Gaussian policies need, on every path: Box actions outside the bounds
 (infinities included) are clipped to the Box, as Gymnasium's ``ClipAction``
 does; NaN is an error (a NaN action means a policy diverged: acting on it
-would hide that). Discrete actions must be in the space. A live agent missing
-from a dict is an error for Discrete spaces and takes the model's default
-action for Box spaces (aircraft: hover; the runtime calls no ``on_action``).
+would hide that). Discrete actions must be in the space. A bool is not an
+action (neither an index nor a coordinate): ``True``, ``np.bool_`` and bool
+arrays are refused on every path, as the low-level ``Simulation`` refuses them.
+
+An action dict, on every env (the same policy as PettingZoo's own envs and
+SuperSuit's ``black_death``, so ``{a: pi(o) for a in env.possible_agents}``
+keeps working after agents are done):
+
+- actions for agents that are done (in ``possible_agents``, not live) are
+  ignored, their values unchecked;
+- a key that is no agent's is a ValueError naming it;
+- a live agent left out takes the model's default action where the env has
+  one (Box: aircraft hovers, the runtime calls no ``on_action``) and is a
+  ValueError naming it where it has none (Discrete: pcs, whose guard channels
+  have no neutral value).
 """
 
 from __future__ import annotations
@@ -27,21 +39,58 @@ from typing import Any
 
 import numpy as np
 
-_NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integer, real
+_NUMERIC_KINDS = "iuf"  # signed and unsigned integer, real (a bool is not an action)
+_BOOLS = (bool, np.bool_)
 
 
 def _is_numeric(value: Any) -> bool:
-    """Whether ``value`` (one agent's action, any nesting) holds only bools, integers and reals."""
+    """Whether ``value`` (one agent's action, any nesting) holds only integers and reals."""
     try:
         array = np.asarray(value)
     except (TypeError, ValueError):  # ragged nested lists
         return False
     if array.dtype.kind in _NUMERIC_KINDS:
         return True
-    if array.dtype.kind != "O":  # strings, bytes, complex, dates
+    if array.dtype.kind != "O":  # bools, strings, bytes, complex, dates
         return False
     # Python ints beyond int64 stay objects: numbers (the range check rejects them).
-    return all(isinstance(v, (bool, int, float)) for v in array.ravel().tolist())
+    return all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in array.ravel().tolist()
+    )
+
+
+def _is_bool(value: Any) -> bool:
+    """Whether ``value`` (one agent's action as given) is a bool or a bool array."""
+    return isinstance(value, _BOOLS) or (isinstance(value, np.ndarray) and value.dtype.kind == "b")
+
+
+def _holds_bool(value: Any) -> bool:
+    """Whether ``value`` (an action or a nested list of them) holds a bool anywhere.
+
+    numpy turns ``[True, 2]`` into ``[1, 2]``: the bools are found before that.
+    """
+    if _is_bool(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(v) for v in value)
+    return False
+
+
+_MAY_HOLD_BOOLS = {bool, np.bool_, np.ndarray, list, tuple}
+
+
+def _first_bool(values: Sequence[Any]) -> int | None:
+    """Index of the first of ``values`` holding a bool, or None (types first: one C pass)."""
+    if _MAY_HOLD_BOOLS.isdisjoint(map(type, values)):
+        return None
+    return next((j for j, v in enumerate(values) if _holds_bool(v)), None)
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a message: NumPy scalars and arrays as plain Python values (exact)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()
+    return repr(value)
 
 
 def _rows_of(actions: Any) -> Sequence[Any]:
@@ -89,7 +138,7 @@ class ActionChecker:
 
         Args:
             actions: ``[num_rows]`` (Discrete) or ``[num_rows, dim]`` (Box), any
-                bool, integer or real dtype.
+                integer or real dtype (not bool).
             num_rows: rows the batch must have.
             live: bool mask of the rows to check (None: all); the other rows are
                 passed through (converted) and must be ignored by the runtime.
@@ -100,13 +149,17 @@ class ActionChecker:
         shape = (num_rows, *self.row_shape)
         if given.shape != shape:
             raise ValueError(f"actions must have shape {shape}, got {given.shape}")
+        listed = isinstance(actions, (list, tuple)) and _first_bool(actions) is not None
+        if given.dtype.kind == "b" or listed:
+            got = "a list holding bools" if listed else "dtype bool"
+            raise ValueError(
+                f"actions must be an integer or real array, got {got} (a bool is not an action)"
+            )
         if given.dtype.kind not in _NUMERIC_KINDS:
             if names is not None:  # name the first live agent whose action is not a number
                 rows = range(num_rows) if live is None else np.flatnonzero(live).tolist()
                 self._require_numeric(_rows_of(actions), names, rows)
-            raise ValueError(
-                f"actions must be a bool, integer or real array, got dtype {given.dtype}"
-            )
+            raise ValueError(f"actions must be an integer or real array, got dtype {given.dtype}")
         return self._checked(given, live, names)
 
     # -- a dict keyed by agent ------------------------------------------------------------------
@@ -126,16 +179,25 @@ class ActionChecker:
         """
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent, got {type(actions).__name__}")
+        try:
+            # One copy (one C call for a dict): another thread changing the
+            # caller's dict cannot change what is checked and sent.
+            actions = dict(actions)
+        except (RuntimeError, KeyError) as exc:  # a subclass's own iteration saw a change
+            raise RuntimeError(
+                "actions: the dict was changed (by another thread?) while step() read it; "
+                "pass a dict nobody changes during the call"
+            ) from exc
         missing = [a for a in live if a not in actions]
+        if len(actions) != len(live) - len(missing):
+            # Keys that are not live: agents that are done (ignored, as
+            # PettingZoo's envs and SuperSuit's black_death do) or no agent's.
+            live_set = set(live)
+            unknown = [a for a in actions if a not in live_set and a not in index]
+            if unknown:
+                raise ValueError(f"actions: unknown agents {unknown[:5]} (not in possible_agents)")
         if missing and self.discrete:
             raise ValueError(f"actions: no action for live agents {missing[:5]}")
-        if len(actions) != len(live) - len(missing):
-            live_set = set(live)
-            extra = [a for a in actions if a not in live_set]
-            unknown = [a for a in extra if a not in index]
-            if unknown:
-                raise ValueError(f"actions: unknown agents {unknown[:5]}")
-            raise ValueError(f"actions: agents {extra[:5]} are not live")
         if missing:  # Box: those agents take the model's default action (no on_action)
             live = [a for a in live if a in actions]
         num_agents = len(index)
@@ -144,6 +206,13 @@ class ActionChecker:
             return zeros, np.zeros(num_agents, dtype=np.uint8)
         rows = [index[a] for a in live]
         values = [actions[a] for a in live]
+        first = _first_bool(values)
+        if first is not None:
+            what = "an integer action index" if self.discrete else "a real vector"
+            raise ValueError(
+                f"actions[{live[first]!r}] must be {what}, got {_shown(values[first])}"
+                " (a bool is not an action)"
+            )
         try:
             given = np.asarray(values)
         except (TypeError, ValueError):  # ragged: some action has the wrong shape
@@ -155,7 +224,7 @@ class ActionChecker:
             # Python numbers numpy keeps as objects (ints beyond int64): the
             # range check that follows rejects what does not fit.
             given = given.astype(np.float64)
-        checked = self._checked(given, None, live)
+        checked = self._checked(given, None, live, values)
         out = np.zeros((num_agents, *self.row_shape), dtype=checked.dtype)
         out[rows] = checked
         alive = np.zeros(num_agents, dtype=np.uint8)
@@ -164,9 +233,17 @@ class ActionChecker:
 
     # -- shared ---------------------------------------------------------------------------------
     def _checked(
-        self, given: np.ndarray, live: np.ndarray | None, names: Sequence[str] | None
+        self,
+        given: np.ndarray,
+        live: np.ndarray | None,
+        names: Sequence[str] | None,
+        originals: Sequence[Any] | None = None,
     ) -> np.ndarray:
-        """``given`` (numeric, right shape) converted for the runtime; ValueError on a bad row."""
+        """``given`` (numeric, right shape) converted for the runtime; ValueError on a bad row.
+
+        ``originals``: the rows as the caller gave them, for the messages
+        (numpy may have promoted them: ``uint64`` next to an int becomes a float).
+        """
         if self.discrete:
             if given.dtype.kind == "f":
                 with np.errstate(invalid="ignore"):  # NaN compares False: flagged by ~(>= 0)
@@ -183,7 +260,7 @@ class ActionChecker:
         if live is not None:
             bad &= live
         if bad.any():
-            self._raise_bad_row(given, int(np.flatnonzero(bad)[0]), names)
+            self._raise_bad_row(given, int(np.flatnonzero(bad)[0]), names, originals)
         if not self.discrete:
             # ClipAction; a fresh array, never a view of the caller's.
             return np.clip(cast, self.low, self.high)
@@ -191,7 +268,13 @@ class ActionChecker:
             given = np.where(live, given, 0)  # rows not live may hold NaN: no cast warning
         return np.ascontiguousarray(given, dtype=np.int64)
 
-    def _raise_bad_row(self, given: np.ndarray, i: int, names: Sequence[str] | None) -> None:
+    def _raise_bad_row(
+        self,
+        given: np.ndarray,
+        i: int,
+        names: Sequence[str] | None,
+        originals: Sequence[Any] | None = None,
+    ) -> None:
         """Raise the ValueError for row ``i``, which is outside the space (error path only)."""
         value = given[i]
         if names is None:
@@ -200,7 +283,9 @@ class ActionChecker:
         if self.discrete:
             if given.dtype.kind == "f" and not (np.isfinite(value) and value == np.floor(value)):
                 raise ValueError(f"actions[{name!r}] must be an integer, got {value!r}")
-            raise ValueError(f"actions[{name!r}] must be in [0, {self.n}), got {value}")
+            # As given: a promoted float would print 2**63 + 1 rounded.
+            shown = value if originals is None else _shown(originals[i])
+            raise ValueError(f"actions[{name!r}] must be in [0, {self.n}), got {shown}")
         with np.errstate(over="ignore"):
             row = value.astype(np.float32)  # what the runtime would have read
         raise ValueError(f"actions[{name!r}] must not be NaN, got {row.tolist()}")

@@ -9,12 +9,12 @@ serial run's bytes; and prints the step latency of each.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import numpy as np
 
 import seer_env
+from seer_env.stpa.hardware import allowed_cpus
 
 
 def _run(name: str, config: dict, steps: int, seed: int, **options) -> tuple[bytes, float, object]:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    cores = len(os.sched_getaffinity(0))
+    cores = len(allowed_cpus())  # the affinity mask on Linux, every CPU elsewhere
     threads = sorted({1, 2, cores})
     print(f"seer_env {seer_env.__version__} on {cores} usable cores, {args.steps} steps each")
     workloads = [("pcs_v0", {}), ("aircraft_v0", {})]

@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env import _core, stpa
+from seer_env import _core, neighbours, stpa
 from seer_env.action_checker import ActionChecker
 from seer_env.model_source import new_simulation, runs_on_threads
 from seer_env.models.numba import NumbaModel
@@ -56,10 +56,14 @@ class RuntimeInfo:
                 f", stpa chose {choice.get('executor')} x{choice.get('num_threads')}"
                 f" ({self.stpa.get('source')}; .stpa has the report)"
             )
+        ran = ""
+        if self.threads_used and self.threads_used != self.num_threads:
+            # The pool shed (or regrew) threads: say what ran, and why.
+            ran = f" on {self.threads_used} of {self.num_threads} threads ({self.thread_decision})"
         return (
             f"RuntimeInfo({self.executor} x{self.num_threads}, last step: {self.events} events"
             f" ({self.cross_events} cross-entity), {self.rounds} rounds,"
-            f" {self.seconds * 1e3:.3g} ms; {self.events_total} events since reset{chose})"
+            f" {self.seconds * 1e3:.3g} ms{ran}; {self.events_total} events since reset{chose})"
         )
 
 
@@ -270,18 +274,25 @@ class SeerParallelEnv(ParallelEnv):
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         """One step; returns ``(obs, rewards, terminations, truncations, infos)`` dicts.
 
-        Discrete actions must be in the space, one per live agent. Box actions
-        are clipped to the space (``ClipAction``), NaN raises ValueError, and a
-        live agent missing from ``actions`` takes the model's default action
-        (aircraft: hover). See ``seer_env.action_checker``.
+        ``actions`` is keyed by agent name, in any order. Actions for agents
+        that are done are ignored (``{a: pi(o) for a in env.possible_agents}``
+        works all episode long); a key that is no agent's is a ValueError
+        naming it. Discrete actions must be in the space, one per live agent
+        (a live agent left out is a ValueError naming it). Box actions are
+        clipped to the space (``ClipAction``), NaN raises ValueError, and a
+        live agent left out takes the model's default action (aircraft:
+        hover). A bool is not an action (ValueError). The dicts returned are
+        keyed by ``agents`` in its order, also after the caller reordered it.
+        See ``seer_env.action_checker``.
         """
         self._require_running()
         self.sim.prewake()  # parked workers wake while we convert the actions
-        live = self.agents
+        live = self.agents if type(self.agents) is list else list(self.agents)
         # C++ converts a well-formed action dict; anything else (or an error
         # to word) goes through the one ActionChecker.
         fast = self._dicts.actions(actions, live) if type(actions) is dict else None
         if fast is None:
+            self._dicts.live_rows(live)  # ValueError: `agents` names an agent twice, or no agent
             arr, alive = self._actions.check_dict(actions, live, self._agent_index)
         else:
             arr, alive = fast
@@ -316,13 +327,13 @@ class SeerParallelEnv(ParallelEnv):
         self._require_running()
         self.sim.prewake()  # parked workers wake while we check the actions
         n = len(self.possible_agents)
-        live_names = self.agents
-        if len(live_names) == n:  # the common case: nobody is gone, no index work
-            rows = alive = live = None
+        live_names = self.agents if type(self.agents) is list else list(self.agents)
+        # None in the common case (agents is possible_agents, in order: no index
+        # work); else each live agent's row, by name (agents may be reordered).
+        rows = self._dicts.live_rows(live_names)
+        if rows is None:
+            alive = live = None
         else:
-            rows = np.fromiter(
-                map(self._agent_index.__getitem__, live_names), np.intp, len(live_names)
-            )
             alive = np.zeros(n, dtype=np.uint8)
             alive[rows] = 1
             live = alive.view(bool)
@@ -345,6 +356,25 @@ class SeerParallelEnv(ParallelEnv):
         if self._episode_seed is None:
             raise RuntimeError("state() called before reset()")
         return self.sim.state()
+
+    def neighbours(self) -> np.ndarray:
+        """The neighbour structure: ``int64[num_agents, max_degree]``, ``-1`` padded.
+
+        Row ``j`` holds the indices (into ``possible_agents``) of agent ``j``'s
+        neighbours (``seer_env.neighbours``: the pcs torus, static, or the
+        UAVs an aircraft UAV has heard, read after ``reset()``).
+
+        Raises:
+            NotImplementedError: the env declares no neighbour structure.
+        """
+        rule = neighbours.rule_for(self)
+        if rule is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no neighbour structure")
+        if rule.static is not None:
+            return rule.static
+        if self._episode_seed is None:
+            raise RuntimeError("neighbours() called before reset()")
+        return rule.from_states(self.sim.entity_states())
 
     @property
     def runtime(self) -> RuntimeInfo:

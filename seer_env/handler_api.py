@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "below",
     "dt",
@@ -34,6 +36,7 @@ __all__ = [
     "num_entities",
     "popcount",
     "schedule",
+    "schedule_values",
     "self_id",
     "source",
     "uniform",
@@ -119,6 +122,27 @@ def schedule(ctx, target: int, time: float, kind: int, payload=None) -> int:
     if payload is not None and getattr(payload, "ndim", 0) == 1 and len(payload) != 1:
         raise ValueError("schedule: a payload array must hold exactly one record")
     ctx.context.schedule(target, time, kind, None if payload is None else payload.tobytes())
+    return 0
+
+
+def schedule_values(ctx, target: int, time: float, kind: int, dtype, *values) -> int:
+    """``schedule`` with a payload built from ``values``, without allocating.
+
+    ``dtype`` is the payload record (``payload_dtype``, a module constant);
+    ``values`` fill its fields in order (fields left out are zero). Compiled,
+    the record is built on the stack: no array per event, unlike
+    ``p = np.zeros(1, PAYLOAD)`` (an allocation that costs more than the event
+    itself in a small handler). The fields must be scalars. Returns 0.
+    """
+    names = dtype.names or ()
+    if len(values) > len(names):
+        raise ValueError(
+            f"schedule_values: {len(values)} values for the {len(names)} fields of {dtype}"
+        )
+    record = np.zeros(1, dtype)
+    for name, value in zip(names, values):
+        record[0][name] = value
+    ctx.context.schedule(target, time, kind, record.tobytes())
     return 0
 
 

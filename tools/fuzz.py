@@ -1,17 +1,22 @@
 """Time-bounded fuzzing of the extension's input boundaries (``make fuzz``).
 
-Hypothesis drives three targets until FUZZ_SECONDS (default 60) have passed:
+Hypothesis drives four targets until FUZZ_SECONDS (default 60) have passed:
 
 - ``Simulation.load`` blobs: valid saves of every model, mutated by bit
   flips, truncation, random bytes, and field rewrites that keep the checksum
   valid (a crafted blob) in the runtime's fields (clock, RNG counters,
   pending count, event headers);
 - configs: every declared parameter with in-range, edge and garbage values;
-- action arrays: random dtypes, shapes and values for ``Simulation.step``.
+- action arrays: random dtypes, shapes and values for ``Simulation.step``;
+- vector env calls: random interleavings of ``step_async``/``step_wait``/
+  ``reset``/``close``/``step`` on the sync and async vector envs, every
+  output and refusal checked against a serial model
+  (``tests/support/vector_calls.py``).
 
 Every call must return or raise an ordinary exception (ValueError,
-TypeError, RuntimeError, the seer errors); a crash or a sanitizer report
-ends the run with a nonzero exit. Run under ASan by ``make fuzz`` (the
+TypeError, RuntimeError, the seer errors), and the vector env calls must
+match their model; a crash, a mismatch or a sanitizer report ends the run
+with a nonzero exit. Run under ASan by ``make fuzz`` (the
 extension from build/asan, as ``make asan-python`` does).
 
 Usage: python tools/fuzz.py [PACKAGE_DIR]: with PACKAGE_DIR (a copy of
@@ -38,6 +43,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 from seer_env import _core  # noqa: E402
 from seer_env.testing.save_format import HEADER, rechecksum  # noqa: E402
+
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "support")
+)
+from vector_calls import CALLS, EXECUTORS, run_calls  # noqa: E402
 
 _core._register_test_models()  # faulty: fuzzed like the shipped models
 
@@ -212,24 +222,34 @@ def fuzz_actions(model, actions):
     exercise(sim)
 
 
-TARGETS = [fuzz_load, fuzz_config, fuzz_actions]
+@given(st.sampled_from(["sync", "async"]), st.sampled_from(EXECUTORS), CALLS)
+def fuzz_vector_calls(kind, executor, calls):
+    run_calls(kind, executor, calls)
+
+
+TARGETS = [fuzz_load, fuzz_config, fuzz_actions, fuzz_vector_calls]
+# Examples per target per round: a vector call sequence costs ~50x a load.
+EXAMPLES = {"fuzz_vector_calls": 20}
 
 
 def main():
     budget = float(os.environ.get("FUZZ_SECONDS", "60"))
     deadline = time.monotonic() + budget
     runs = {t.__name__: 0 for t in TARGETS}
-    quick = settings(
-        max_examples=100,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    runners = [(target.__name__, quick(target)) for target in TARGETS]
+    runners = []
+    for target in TARGETS:
+        examples = EXAMPLES.get(target.__name__, 100)
+        quick = settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        runners.append((target.__name__, quick(target), examples))
     while time.monotonic() < deadline:
-        for name, run in runners:
-            run()  # 100 new random examples per call (no database: fresh each time)
-            runs[name] += 100
+        for name, run, examples in runners:
+            run()  # new random examples per call (no database: fresh each time)
+            runs[name] += examples
     print(f"fuzz: _core from {_core.__file__}", flush=True)
     print(f"fuzz: {budget:.0f} s, examples per target: {runs}, no crash", flush=True)
     return 0

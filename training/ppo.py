@@ -121,7 +121,7 @@ def train(env_name: str, cfg: PPOConfig, seed: int, log=print) -> dict:
     torch.manual_seed(seed)
     torch.set_num_threads(cfg.torch_threads)
     rng = np.random.default_rng(seed)
-    envs = seer_env.vector.make(env_name, num_envs=cfg.num_envs, **cfg.env_config)
+    envs = seer_env.vector.make(env_name, num_instances=cfg.num_envs, **cfg.env_config)
     n_rows, agents_per = envs.num_envs, envs.agents_per_instance
     obs_dim = envs.single_observation_space.shape[0]
     space = envs.single_action_space

@@ -1,13 +1,14 @@
 #include "background_worker.hpp"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
+#include "block_async_signals.hpp"
 #include "seer/errors.hpp"
 
 namespace seer {
@@ -55,13 +56,21 @@ void BackgroundWorker::abandon_if_forked() {
 void BackgroundWorker::start() {
   abandon_if_forked();
   if (shared_) return;
+  // Set only once the thread runs: a failed start leaves the worker as it
+  // was (not started), so a later submit() tries again.
+  auto shared = std::make_shared<Shared>();
+  {
+    BlockAsyncSignals blocked;  // restored on every exit path, a throw included
+    try {
+      thread_ = std::thread(thread_main, shared);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("could not start the background step thread (") +
+                               e.what() +
+                               "); raise the process's thread/memory limits and try again");
+    }
+  }
+  shared_ = std::move(shared);
   owner_pid_ = ::getpid();
-  shared_ = std::make_shared<Shared>();
-  sigset_t blocked, previous;
-  sigfillset(&blocked);
-  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
-  thread_ = std::thread(thread_main, shared_);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 void BackgroundWorker::submit(std::function<void()> job) {
@@ -77,6 +86,10 @@ void BackgroundWorker::submit(std::function<void()> job) {
   }
   shared_->wake.notify_one();
   in_flight_ = true;
+}
+
+bool BackgroundWorker::job_unfinished_at_fork() const {
+  return in_flight_ && shared_ && shared_->has_job;
 }
 
 void BackgroundWorker::wait() {

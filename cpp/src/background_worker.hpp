@@ -35,6 +35,11 @@ class BackgroundWorker {
   // A job was submitted and not waited for.
   bool in_flight() const { return in_flight_; }
 
+  // A job was submitted and had not returned yet. Reads the shared state
+  // without its lock: only for a forked child's pthread_atfork handler, where
+  // no other thread exists to change it.
+  bool job_unfinished_at_fork() const;
+
   // wait(), then join the thread (the next submit() starts a new one).
   void stop();
 

@@ -1,8 +1,6 @@
 // The executor registry: executors by name, in registration order. The
 // runtime registers its own ("serial", "parallel"); others (the comparison
 // executors of cpp/comparison/) register through register_executor().
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <mutex>
@@ -13,6 +11,7 @@
 
 #include "executor.hpp"
 #include "parallel_executor.hpp"
+#include "platform.hpp"
 #include "sequential_batch_runner.hpp"
 #include "serial_executor.hpp"
 
@@ -79,10 +78,7 @@ std::vector<std::string> executor_names() {
 }
 
 unsigned max_num_threads() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const int usable = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  return std::max(64u, 8u * static_cast<unsigned>(std::max(usable, 1)));
+  return std::max(64u, 8u * platform::usable_cpus());
 }
 
 void check_num_threads(std::uint64_t num_threads) {

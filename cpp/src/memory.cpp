@@ -4,18 +4,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "platform.hpp"
 #include "seer/model.hpp"
 
 namespace seer {
 namespace {
 
-constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kUnknown = platform::kUnknownBytes;
 
 std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
   if (a != 0 && b > kUnknown / a) return kUnknown;
@@ -24,25 +24,6 @@ std::uint64_t saturating_mul(std::uint64_t a, std::uint64_t b) {
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
   return a > kUnknown - b ? kUnknown : a + b;
-}
-
-// The first unsigned integer in `path`, or kUnknown ("max", missing file).
-std::uint64_t read_number(const char* path) {
-  std::ifstream in(path);
-  std::string word;
-  if (!(in >> word) || word.empty() || word[0] < '0' || word[0] > '9') return kUnknown;
-  return std::strtoull(word.c_str(), nullptr, 10);
-}
-
-std::uint64_t mem_available() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return saturating_mul(kib, 1024);
-  }
-  return kUnknown;
 }
 
 }  // namespace
@@ -57,14 +38,7 @@ std::uint64_t available_memory() {
   if (const char* limit = std::getenv("SEER_MEMORY_LIMIT"); limit != nullptr && *limit != '\0') {
     return std::strtoull(limit, nullptr, 10);
   }
-  std::uint64_t available = mem_available();
-  const std::uint64_t cgroup_max = read_number("/sys/fs/cgroup/memory.max");
-  if (cgroup_max != kUnknown) {
-    const std::uint64_t used = read_number("/sys/fs/cgroup/memory.current");
-    const std::uint64_t left = used == kUnknown || used > cgroup_max ? 0 : cgroup_max - used;
-    if (used != kUnknown && left < available) available = left;
-  }
-  return available;
+  return platform::available_memory_bytes();
 }
 
 std::string format_bytes(std::uint64_t bytes) {

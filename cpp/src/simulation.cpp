@@ -74,6 +74,24 @@ void Simulation::set_executor(std::unique_ptr<Executor> next) {
   options_.num_threads = executor_->num_threads();
 }
 
+std::string Simulation::thread_decision() const {
+  // A checked step ran on the serial stand-in (or the env's one thread),
+  // whatever the executor would have chosen.
+  if (step_checked_ && steps_ > 0) {
+    return "1 thread: a checked step (contract checks run one handler at a time)";
+  }
+  return executor_->thread_decision();
+}
+
+void Simulation::replace_torn_executor(std::unique_ptr<Executor> fresh) {
+  fresh->bind(dispatcher_);
+  (void)executor_.release();
+  (void)stand_in_.release();
+  executor_ = std::move(fresh);
+  dispatcher_.set_write_check(WriteCheck::kOff);  // a checked step may have been torn
+  needs_reset_ = true;
+}
+
 template <class Fn>
 void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn) {
   // The write check compares states that other handlers may be writing: only

@@ -93,10 +93,20 @@ class Simulation {
     needs_reset_ = true;
     executor_torn_ = true;
   }
+  // The result of the step in progress or last completed is dropped (a vector
+  // env's close() during a background step): only reset() or load() may follow.
+  void require_reset() { needs_reset_ = true; }
+  // A vector env forked mid-call: its batch runner gives this instance a fresh
+  // executor. The torn one is leaked (its state and threads were the
+  // parent's) and so is the checked steps' stand-in; the env needs reset().
+  void replace_torn_executor(std::unique_ptr<Executor> fresh);
   double now() const { return now_; }
   std::uint64_t steps() const { return steps_; }
   std::uint64_t events_processed() const { return events_total_; }
   const StepStats& last_step() const { return last_step_; }
+  // Why the last step ran on last_step().threads threads: the executor's
+  // reason, or that a checked step runs one handler at a time.
+  std::string thread_decision() const;
   double last_step_seconds() const { return last_step_seconds_; }
   std::size_t pending_count() const { return executor_->pending_count(); }
   std::vector<Event> pending_events() const;  // sorted by key

@@ -1,13 +1,12 @@
 #include "thread_pool.hpp"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
 
+#include "block_async_signals.hpp"
 #include "spin_wait.hpp"
 
 namespace seer {
@@ -54,30 +53,6 @@ void ThreadPool::abandon_threads() {
   new std::shared_ptr<Shared>(std::move(shared_));
   threads_.clear();
 }
-
-namespace {
-
-// Blocks the asynchronous signals for its lifetime and restores the previous
-// mask on every exit path (a failed thread creation included).
-class BlockAsyncSignals {
- public:
-  BlockAsyncSignals() {
-    sigset_t blocked;
-    sigemptyset(&blocked);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE}) {
-      sigaddset(&blocked, sig);
-    }
-    pthread_sigmask(SIG_BLOCK, &blocked, &previous_);
-  }
-  ~BlockAsyncSignals() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  BlockAsyncSignals(const BlockAsyncSignals&) = delete;
-  BlockAsyncSignals& operator=(const BlockAsyncSignals&) = delete;
-
- private:
-  sigset_t previous_;
-};
-
-}  // namespace
 
 void ThreadPool::stop_and_join() {
   // seq_cst: with the notify under the mutex, a worker either sees stop in

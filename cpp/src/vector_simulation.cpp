@@ -14,7 +14,8 @@ VectorSimulation::VectorSimulation(const std::string& model, const Config& confi
                        options) {}
 
 VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
-                                   const SimulationOptions& options) {
+                                   const SimulationOptions& options)
+    : options_(options) {
   if (num_envs < 1 || num_envs > 65536) {
     throw std::invalid_argument("num_envs must be in [1, 65536], got " + std::to_string(num_envs));
   }
@@ -28,8 +29,28 @@ VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
   }
 }
 
-void VectorSimulation::prewake() { runner_->prewake(); }
-void VectorSimulation::release_threads() { runner_->release_threads(); }
+void VectorSimulation::prewake() {
+  repair_if_torn();
+  runner_->prewake();
+}
+
+void VectorSimulation::release_threads() {
+  repair_if_torn();
+  runner_->release_threads();
+}
+
+void VectorSimulation::repair_if_torn() {
+  if (!torn_) return;
+  auto runner = make_batch_runner(options_.executor, options_.num_threads);
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (std::size_t i = 0; i < sims_.size(); ++i) executors.push_back(runner->add_instance());
+  (void)runner_.release();  // leaked: its pool and lists are the parent's, mid-step
+  runner_ = std::move(runner);
+  for (std::size_t i = 0; i < sims_.size(); ++i) {
+    sims_[i]->replace_torn_executor(std::move(executors[i]));
+  }
+  torn_ = false;
+}
 
 void VectorSimulation::redirect_outputs(const Outputs& batch) {
   const ModelSpec& s = spec();
@@ -50,6 +71,7 @@ std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
   const std::size_t n = s.num_agents;
   const std::size_t action_bytes =
       s.action.discrete ? sizeof(std::int64_t) : sizeof(float) * s.action.dim;
+  repair_if_torn();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::exception_ptr> failures(sims_.size());
   batch_.clear();
@@ -67,6 +89,13 @@ std::vector<std::exception_ptr> VectorSimulation::step(const void* actions,
     } catch (...) {
       failures[i] = std::current_exception();
     }
+  }
+  // begin_step() cleared each instance's stop flag: a request made before
+  // (or while) they ran holds. seq_cst fence: pairs with request_interrupt()'s,
+  // so either we see its request here or its stores land after our clears.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (interrupt_.load(std::memory_order_relaxed)) {
+    for (const std::size_t i : batch_) sims_[i]->request_interrupt();
   }
   // Checked steps run one handler at a time: each alone, outside the batch's
   // parallel region. After every begin_step(), which clears the interrupt

@@ -7,6 +7,7 @@
 // batch buffers ([num_envs * num_agents, ...] rows).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -38,14 +39,31 @@ class VectorSimulation {
   std::size_t size() const { return sims_.size(); }
   // std::out_of_range -> IndexError. Do not set_executor() on an instance:
   // its executor belongs to the batch runner's batch.
-  Simulation& at(std::size_t i) { return *sims_.at(i); }
+  Simulation& at(std::size_t i) {
+    repair_if_torn();
+    return *sims_.at(i);
+  }
   const ModelSpec& spec() const { return sims_.front()->spec(); }
 
-  // Interrupts every instance's step in progress (Simulation::request_interrupt).
-  // Async-signal-safe.
+  // Interrupts every instance's step in progress (Simulation::request_interrupt),
+  // also one that has not begun yet: the request holds until clear_interrupt()
+  // (a step's begin_step() clears each instance's own flag, so step() sets it
+  // again after them). Async-signal-safe.
   void request_interrupt() {
+    interrupt_.store(true, std::memory_order_relaxed);
+    // seq_cst fence: pairs with step()'s fence (its clears, then its read of interrupt_).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     for (auto& sim : sims_) sim->request_interrupt();
   }
+  // Before a step that an earlier request must not stop (with no step running).
+  void clear_interrupt() { interrupt_.store(false, std::memory_order_relaxed); }
+
+  // In a child forked while a call ran on another thread: the instances and
+  // the batch runner were mid-call (the threads changing them do not exist
+  // here). Only sets a flag (safe in a pthread_atfork child handler); the
+  // next call through this class builds a fresh runner and every instance
+  // then needs a reset.
+  void forget_call_in_flight() { torn_ = true; }
 
   // Contract checks on the next `steps` steps of every instance
   // (Simulation::check_next_steps).
@@ -72,8 +90,16 @@ class VectorSimulation {
                                        const std::uint8_t* modes, const std::uint64_t* seeds);
 
  private:
+  // After forget_call_in_flight(): a fresh runner and executors (the torn
+  // ones are leaked: their state and threads were the parent's); every
+  // instance needs a reset.
+  void repair_if_torn();
+
+  SimulationOptions options_;
   std::vector<std::unique_ptr<Simulation>> sims_;
   std::unique_ptr<BatchRunner> runner_;  // made every instance's executor
+  std::atomic<bool> interrupt_{false};   // request_interrupt() until clear_interrupt()
+  bool torn_ = false;                    // forget_call_in_flight()
   // Scratch reused across steps (no allocation after the first).
   std::vector<std::size_t> batch_;  // instances stepping this call
   std::vector<std::exception_ptr> batch_failures_;

@@ -2,8 +2,8 @@
 // parallel region, one executive list across instances), and on every other
 // executor's batch runner, must give, instance by instance, the digests of
 // separate serial Simulations -- for PHOLD, PCS and Aircraft, with instances
-// that reset mid-run (mode kReset) and skip (kSkip). Runs under
-// ThreadSanitizer via `make tsan`.
+// that reset mid-run (mode kReset) and skip (kSkip). An interrupt requested
+// before a step stops it. Runs under ThreadSanitizer via `make tsan`.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -96,6 +96,37 @@ void run_case(const Case& c, std::size_t num_envs, const char* executor, unsigne
   }
 }
 
+// An interrupt requested before step() holds until clear_interrupt(): the
+// step's begin_step() clears each instance's own flag, yet a step that only
+// an interrupt ends (event_budget 0, a step of 1e10 minutes) still stops, on
+// every instance, and they need a reset; after clear_interrupt() a step runs.
+void interrupt_before_step(const char* executor, unsigned threads) {
+  const std::string label = std::string("interrupt before step on ") + executor;
+  seer::SimulationOptions options;
+  options.executor = executor;
+  options.num_threads = threads;
+  options.event_budget = 0;
+  const std::map<std::string, double> config = {
+      {"width", 4}, {"height", 4}, {"step_minutes", 1e10}};
+  seer::VectorSimulation vec("pcs", seer::Config(config), 2, options);
+  const std::size_t rows = 2 * vec.spec().num_agents;
+  std::vector<std::int64_t> actions(rows, 0);
+  const std::vector<std::uint64_t> seeds = {1, 2};
+  const std::vector<std::uint8_t> reset(2, seer::VectorSimulation::kReset);
+  const std::vector<std::uint8_t> step(2, seer::VectorSimulation::kStep);
+  auto failed = vec.step(actions.data(), nullptr, reset.data(), seeds.data());
+  if (failed[0] || failed[1]) fail(label + ": reset failed");
+  vec.request_interrupt();
+  failed = vec.step(actions.data(), nullptr, step.data(), seeds.data());
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (!failed[i]) fail(label + ": instance " + std::to_string(i) + " was not interrupted");
+    if (!vec.at(i).needs_reset()) fail(label + ": an interrupted instance does not need a reset");
+  }
+  vec.clear_interrupt();
+  failed = vec.step(actions.data(), nullptr, reset.data(), seeds.data());
+  if (failed[0] || failed[1]) fail(label + ": reset after the interrupt failed");
+}
+
 }  // namespace
 
 int main() {
@@ -112,6 +143,8 @@ int main() {
     run_case(c, 3, "locked", 2);
     run_case(c, 3, "barrier", 2);
   }
+  interrupt_before_step("serial", 1);
+  interrupt_before_step("parallel", 2);
   // The batch runner factory checks names and thread counts as make_executor does.
   for (const auto& [name, threads] : {std::pair<const char*, unsigned>{"nope", 1}, {"parallel", 0}}) {
     try {

@@ -41,7 +41,9 @@ vector env: values outside [-1, 1], infinities included, are clipped to the
 Box (as Gymnasium's ``ClipAction`` does); NaN raises ``ValueError`` naming
 the agent (a NaN action means a policy diverged: acting on it would hide
 that). A live UAV missing from ``step``'s actions dict hovers (it acts as
-if given zeros); the array paths take a row for every agent.
+if given zeros); actions for UAVs that are gone are ignored and a key that
+is no UAV's is a ``ValueError`` (the policy of every env:
+``seer_env.action_checker``); the array paths take a row for every agent.
 
 ## Observation (float32, per UAV)
 

@@ -19,12 +19,18 @@ pure-Python version of the same model, for tests and the benchmark, is
 
 Each version's module has a runnable example.
 
+``step``'s action dict needs an action for every live cell: a cell left out
+is a ``ValueError`` naming it (guard channels have no neutral value); a key
+that is no cell's is a ``ValueError``; actions of agents that are done are
+ignored (the policy of every env: ``seer_env.action_checker``).
+
 | | |
 |---|---|
 | Actions | Discrete |
 | Parallel API | Yes (AEC through ``pcs_v0.env()``, ``pcs_v1.env()``) |
 | Agents | ``width * height``: ``cell_0 .. cell_{N-1}``, row-major (cell = y * width + x) |
 | Action shape | ``Discrete(channels + 1)``: the number of guard channels |
+| Action dict | one per live cell (``seer_env.action_checker``) |
 | Observation shape | ``(10,)`` float32 (pcs_v1: ``(12,)``) |
 | State shape | ``(2 * width * height,)`` float32 in [0, 1] |
 
@@ -76,7 +82,10 @@ hands off with zero delay: every cross-cell arrival takes at least
 
 ``render_mode="ansi"``: ``render()`` returns the cell load as a text grid, one
 character per cell from `` `` idle to ``@`` full, under a summary line;
-``"human"`` prints it.
+``"human"`` prints it. ``"rgb_array"``: a ``uint8[H, W, 3]`` picture of the
+torus, north up, each cell a square of about ``256 / max(width, height)``
+pixels coloured by its busy fraction (dark blue idle, through green and
+yellow, to red full); a cell holding guard channels gets a white dot.
 
 ## Versions
 
@@ -99,12 +108,20 @@ if TYPE_CHECKING:
 __all__ = ["PcsEnv"]
 
 _LOAD_CHARS = " .:-=+*#%@"  # busy fraction 0 .. 1
+_RENDER_SIZE = 256  # rgb_array: about this many pixels along the longer side
+# rgb_array colours of the busy fraction at these stops (dark blue, green, yellow, red).
+_LOAD_STOPS = np.array([0.0, 0.4, 0.75, 1.0])
+_LOAD_COLORS = np.array([[20, 30, 90], [40, 170, 90], [240, 220, 60], [220, 40, 40]], dtype=float)
 
 
 class PcsEnv(SeerParallelEnv):
     """The ParallelEnv of every pcs version (see the module docstring)."""
 
-    metadata = {"name": "pcs", "render_modes": ["ansi", "human"], "is_parallelizable": True}
+    metadata = {
+        "name": "pcs",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": True,
+    }
 
     def __init__(self, version: EnvVersion, config: dict[str, Any], **options: Any) -> None:
         """Built by a version module's ``parallel_env`` (``seer_env.envs.version.EnvVersion``).
@@ -148,6 +165,19 @@ class PcsEnv(SeerParallelEnv):
             f"busy {busy.mean():.0%}, blocking {s['blocking_probability']:.3f}"
         )
         return "\n".join([head, *rows])
+
+    def _render_rgb_array(self) -> np.ndarray:
+        """The cell load as a picture: ``uint8[H, W, 3]``, a square of pixels per cell."""
+        state = self.sim.state()
+        busy = state[0::2].reshape(self.height, self.width)
+        guard = state[1::2].reshape(self.height, self.width)
+        side = max(1, _RENDER_SIZE // max(self.width, self.height))
+        colors = np.stack([np.interp(busy, _LOAD_STOPS, _LOAD_COLORS[:, c]) for c in range(3)], -1)
+        image = np.repeat(np.repeat(colors.astype(np.uint8), side, axis=0), side, axis=1)
+        if side >= 3:  # a white dot in the middle of each cell that holds guard channels
+            rows, cols = np.nonzero(guard > 0)
+            image[rows * side + side // 2, cols * side + side // 2] = 255
+        return image
 
     def _render_human(self) -> None:
         """Print the ``"ansi"`` text."""

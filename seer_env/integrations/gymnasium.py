@@ -64,6 +64,8 @@ class JointEnv(gymnasium.Env):
         self.metadata = {
             "name": env.metadata.get("name"),
             "render_modes": list(env.metadata.get("render_modes", [])),
+            # Gymnasium's env checker asks for one; the envs have no clock of their own.
+            "render_fps": env.metadata.get("render_fps", 4),
         }
         self.render_mode = env.render_mode
         agents = env.possible_agents

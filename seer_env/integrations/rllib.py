@@ -8,7 +8,7 @@ seer_rllib.register()  # "pcs_v0", "aircraft_v0", ...
 config = (
     PPOConfig()
     .environment("pcs_v0", env_config={"width": 8, "height": 8, "max_cycles": 100})
-    .env_runners(num_env_runners=2, num_cpus_per_env_runner=2)
+    .env_runners(num_env_runners=2, num_cpus_per_env_runner=1)
     .training(train_batch_size_per_learner=4096, minibatch_size=1024)  # in agent steps
     .multi_agent(
         policies={"shared"},
@@ -16,6 +16,7 @@ config = (
         count_steps_by="agent_steps",  # the default counts env steps: 64 rows each here
     )
 )
+seer_rllib.check_resources(config)  # ValueError now, rather than a silent wait for CPUs
 algo = config.build_algo()
 algo.train()
 ```
@@ -73,10 +74,12 @@ from seer_env.validation import validate_seed
 
 __all__ = [
     "SeerRLlibEnv",
+    "check_resources",
     "describe_env_runners",
     "env_creator",
     "env_runner_threads",
     "register",
+    "requested_cpus",
 ]
 
 _creation_lock = threading.Lock()
@@ -223,6 +226,58 @@ def register(names: Iterable[str] | None = None, *, prefix: str = "") -> list[st
         register_env(prefix + name, env_creator(name))
         registered.append(prefix + name)
     return registered
+
+
+def requested_cpus(config: Any) -> float:
+    """CPUs an ``AlgorithmConfig`` asks Ray to reserve for its actors.
+
+    Env runners (``num_env_runners x num_cpus_per_env_runner``) plus remote
+    learners (``num_learners x num_cpus_per_learner``, ``"auto"`` being 1 CPU
+    without GPUs). With ``num_learners=0`` the learner runs in the driver,
+    which holds no Ray reservation.
+    """
+    cpus = config.num_env_runners * float(config.num_cpus_per_env_runner)
+    if config.num_learners > 0:
+        per_learner = config.num_cpus_per_learner
+        if per_learner == "auto":
+            per_learner = 0 if config.num_gpus_per_learner else 1
+        cpus += config.num_learners * float(per_learner)
+    return cpus
+
+
+def check_resources(config: Any) -> float:
+    """Raise ValueError when ``config`` asks for more CPUs than the Ray cluster has.
+
+    Ray queues an actor whose CPUs no node can grant and RLlib waits for its
+    env runners without a timeout, so ``config.build_algo()`` with, say, two
+    runners of 2 CPUs each on a 2-CPU machine hangs without a message. Call
+    this after ``ray.init()`` and before ``build_algo()`` to fail at once
+    instead. On an autoscaling cluster, whose nodes join on demand, the
+    current total is not the limit: do not call it there.
+
+    Returns:
+        The CPUs requested (``requested_cpus``), when they fit.
+
+    Raises:
+        RuntimeError: Ray is not initialized.
+        ValueError: the request exceeds ``ray.cluster_resources()["CPU"]``.
+    """
+    import ray
+
+    if not ray.is_initialized():
+        raise RuntimeError("check_resources() called before ray.init()")
+    requested = requested_cpus(config)
+    available = float(ray.cluster_resources().get("CPU", 0.0))
+    if requested > available:
+        raise ValueError(
+            f"the config asks Ray for {requested:g} CPUs (num_env_runners="
+            f"{config.num_env_runners} x num_cpus_per_env_runner="
+            f"{config.num_cpus_per_env_runner}, num_learners={config.num_learners}) but the "
+            f"cluster has {available:g}: Ray would queue the env runners and build_algo() "
+            "would wait forever. Lower num_env_runners or num_cpus_per_env_runner "
+            "(docs/scaling.md has a configuration for 2 CPUs)"
+        )
+    return requested
 
 
 def _describe_this_runner(runner: Any) -> dict:

@@ -6,28 +6,38 @@ from seer_env.integrations.torchrl import make_batched_env
 
 env = make_batched_env("pcs_v0", num_envs=8, width=8, height=8, seed=0)
 check_env_specs(env)
-td = env.rollout(100)  # td["next", "cell", "reward"].shape == [100, 8, 64, 1]
+td = env.rollout(100)  # td["next", "agents", "reward"].shape == [8, 100, 64, 1]
 ```
 
 ``batch_size`` is ``[num_envs]``: one TensorDict entry per env instance, each
-holding every agent of that instance. Agents form one group per agent kind
-(the prefix of their names: ``cell``, ``uav``); a group holds
+holding every agent of that instance. The agents form one group, named
+``"agents"`` as in TorchRL's multi-agent tutorials and ``VmasEnv`` (the
+``group`` argument renames it, e.g. ``group="cell"``); ``env.group_map`` maps
+it to one instance's agent names and ``env.n_agents`` counts them. The group holds
 
-- ``observation``: ``float32[num_envs, num_agents, obs_dim]``;
-- ``action``: ``int64[num_envs, num_agents]`` (Discrete, an index) or
-  ``float32[num_envs, num_agents, dim]`` (Box);
-- ``reward``: ``float32[num_envs, num_agents, 1]``;
-- ``mask``: ``bool[num_envs, num_agents]``, ``False`` for agents that are gone
+- ``observation``: ``float32[num_envs, n_agents, obs_dim]``;
+- ``action``: ``int64[num_envs, n_agents]`` (Discrete, an index) or
+  ``float32[num_envs, n_agents, dim]`` (Box);
+- ``reward``: ``float32[num_envs, n_agents, 1]``;
+- ``done``, ``terminated``, ``truncated``: ``bool[num_envs, n_agents, 1]``,
+  each agent's own end (an agent that is gone stays done until its instance
+  resets), the shape TorchRL's value estimators (GAE) read per agent;
+- ``mask``: ``bool[num_envs, n_agents]``, ``False`` for agents that are gone
   (aircraft_v0 UAVs that crashed): their rows carry zero observation, reward
   and infos, and their actions are ignored;
-- ``info``: one ``int64[num_envs, num_agents]`` entry per info key of the env.
+- ``info``: one ``int64[num_envs, n_agents]`` entry per info key of the env;
+- ``neighbours`` (with ``neighbours=True``): ``int64[num_envs, n_agents,
+  max_degree]``, the env's neighbour table (``seer_env.neighbours``).
 
-``done``/``terminated``/``truncated`` are per instance (``[num_envs, 1]``, as in
-``VmasEnv``): an instance is done when none of its agents is left;
-``terminated`` when every agent terminated, ``truncated`` when it is done
-otherwise (``max_cycles``). Per-agent ends are ``~mask``. TorchRL resets done
-instances through ``"_reset"`` (collectors and ``rollout`` do); stepping a done
-instance without that restarts it (``SeerVectorEnv``'s NEXT_STEP autoreset).
+At the root: ``state``, ``float32[num_envs, state_dim]`` (the env's global
+state, for centralized critics); ``is_init``, ``bool[num_envs, 1]``, True in
+an instance's first observation (what TorchRL's ``InitTracker`` adds: the
+collector has nothing to add); ``done``/``terminated``/``truncated``
+(``[num_envs, 1]``): an instance is done when none of its agents is left,
+terminated when every agent terminated, truncated otherwise (``max_cycles``).
+TorchRL resets done instances through the root ``"_reset"`` (collectors and
+``rollout`` do); stepping a done instance without that restarts it
+(``SeerVectorEnv``'s NEXT_STEP autoreset).
 
 Every step is one C++ call for all instances. Outputs become tensors without
 per-agent Python work: ``torch.from_numpy`` over the fresh arrays
@@ -57,9 +67,14 @@ from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
+from seer_env.validation import validate_seed
 from seer_env.vector import SeerVectorEnv
 
 __all__ = ["SeerBatchedEnv", "make_batched_env"]
+
+_FLAGS = ("done", "terminated", "truncated")
+# Root entries a step writes or TorchRL reserves: not a group's name.
+_ROOT_KEYS = frozenset({"next", "_reset", "state", "is_init", *_FLAGS})
 
 
 @dataclasses.dataclass
@@ -85,6 +100,10 @@ class _StepTensors(NamedTuple):
     done: torch.Tensor  # bool [m, 1], as terminated and truncated
     terminated: torch.Tensor
     truncated: torch.Tensor
+    agent_flags: tuple[torch.Tensor, ...]  # each agent's done, terminated, truncated [m, a, 1]
+    state: torch.Tensor  # float32 [m, state_dim]
+    is_init: torch.Tensor  # bool [m, 1]
+    neighbours: torch.Tensor | None  # int64 [m, a, max_degree] when asked for
     any_done: bool  # done.any(), for maybe_reset
 
 
@@ -93,38 +112,80 @@ class SeerBatchedEnv(EnvBase):
 
     Args:
         name: env name (``seer_env.env_names()``).
-        num_envs: number of instances (the TorchRL batch size).
+        num_envs: number of instances (the TorchRL batch size, as ``VmasEnv``'s).
+        group: the name of the agents' group (default ``"agents"``, TorchRL's
+            multi-agent convention).
+        neighbours: add ``(group, "neighbours")``, the env's neighbour table,
+            to every observation (``seer_env.neighbours``; ``env.neighbours()``
+            reads it on demand either way).
         device: torch device of the returned tensors (the env runs on CPU).
         **config: the env's own arguments (``seed``, ``num_threads``, ...).
     """
 
-    def __init__(self, name: str, num_envs: int, *, device: Any = None, **config: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        num_envs: int,
+        *,
+        group: str = "agents",
+        neighbours: bool = False,
+        device: Any = None,
+        **config: Any,
+    ) -> None:
+        if not isinstance(group, str) or not group or group in _ROOT_KEYS:
+            raise ValueError(
+                f"group must be a non-empty str other than {sorted(_ROOT_KEYS)}, got {group!r}"
+            )
+        if not isinstance(neighbours, bool):
+            raise ValueError(f"neighbours must be a bool, got {neighbours!r}")
         self._vec = SeerVectorEnv(name, num_envs, **config)
         vec = self._vec
         super().__init__(device=device, batch_size=torch.Size([vec.num_instances]))
         self.env_name = name
-        self.num_agents = vec.agents_per_instance
-        proto_names = [f"{vec.sim.spec['agent_prefix']}_{i}" for i in range(self.num_agents)]
-        #: The agent kind (name prefix) of the only group, e.g. ``"cell"``.
-        self.group = vec.sim.spec["agent_prefix"]
+        #: Agents per instance (``VmasEnv``'s name; ``num_agents`` is the same number).
+        self.n_agents = vec.agents_per_instance
+        self.num_agents = self.n_agents
+        proto_names = [f"{vec.sim.spec['agent_prefix']}_{i}" for i in range(self.n_agents)]
+        #: The name of the only group (``"agents"`` unless ``group`` says otherwise).
+        self.group = group
         #: TorchRL's group map: group -> agent names (one instance's agents).
         self.group_map = {self.group: proto_names}
         self._info_keys = list(vec._info_keys)
         self._pending_seed: int | None = None
-        m, a = vec.num_instances, self.num_agents
+        m, a = vec.num_instances, self.n_agents
         self._ends = _Ends(np.zeros(m * a, dtype=bool), np.zeros(m, dtype=bool), False)
+        rule = vec._neighbour_rule
+        if neighbours and rule is None:
+            raise ValueError(f"neighbours=True, but {name!r} declares no neighbour structure")
+        self._neighbours = neighbours
+        # A static table (pcs) is one read-only tensor, broadcast over the batch.
+        self._static_neighbours = (
+            None
+            if rule is None or rule.static is None
+            else torch.from_numpy(rule.static.copy()).expand(m, *rule.static.shape)
+        )
         # Keys and shapes a step uses, computed once.
         self._action_key = (self.group, "action")
         self._vec_action_shape = vec.action_space.shape
         self._group_size = torch.Size([m, a])
         self._flag_shape = (m, 1)
         # What step_mdp drops from the root, or takes from "next" (the group apart).
-        self._not_kept = frozenset(
-            {"next", "_reset", "done", "terminated", "truncated", self.group}
-        )
+        self._not_kept = frozenset({*_ROOT_KEYS, self.group})
         # What step_mdp drops from the group (reward), or takes from "next".
-        self._group_replaced = frozenset({"reward", "observation", "mask", "info"})
+        self._group_replaced = frozenset(
+            {"reward", "observation", "mask", "info", "neighbours", *_FLAGS}
+        )
         self._make_specs()
+
+    def neighbours(self) -> torch.Tensor:
+        """Every instance's neighbour table, ``int64[num_envs, n_agents, max_degree]``.
+
+        ``-1`` pads unused slots (``seer_env.neighbours``). Raises
+        NotImplementedError when the env declares no neighbour structure.
+        """
+        if self._static_neighbours is not None:
+            return self._static_neighbours
+        return torch.from_numpy(self._vec.neighbours())
 
     @property
     def _to_device(self) -> bool:
@@ -134,7 +195,7 @@ class SeerBatchedEnv(EnvBase):
 
     # -- specs ----------------------------------------------------------------------------------
     def _make_specs(self) -> None:
-        vec, a = self._vec, self.num_agents
+        vec, a = self._vec, self.n_agents
         obs_space = vec.single_observation_space
         obs_shape = torch.Size([a, *obs_space.shape])
         low = torch.as_tensor(obs_space.low).expand(obs_shape)
@@ -148,6 +209,11 @@ class SeerBatchedEnv(EnvBase):
             mask=Categorical(2, torch.Size([a]), dtype=torch.bool),
             shape=torch.Size([a]),
         )
+        rule = vec._neighbour_rule
+        if self._neighbours:
+            group_obs["neighbours"] = Bounded(
+                -1, a - 1, torch.Size([a, rule.max_degree]), dtype=torch.int64
+            )
         if self._info_keys:
             group_obs["info"] = Composite(
                 {k: Unbounded(torch.Size([a]), dtype=torch.int64) for k in self._info_keys},
@@ -165,7 +231,19 @@ class SeerBatchedEnv(EnvBase):
                 dtype=torch.float32,
             )
         g = self.group
-        self.full_observation_spec_unbatched = Composite({g: group_obs})
+        state_space = vec.single_state_space
+        self.full_observation_spec_unbatched = Composite(
+            {
+                g: group_obs,
+                "state": Bounded(
+                    torch.as_tensor(state_space.low),
+                    torch.as_tensor(state_space.high),
+                    torch.Size(state_space.shape),
+                    dtype=torch.float32,
+                ),
+                "is_init": Categorical(2, torch.Size([1]), dtype=torch.bool),
+            }
+        )
         self.full_action_spec_unbatched = Composite(
             {g: Composite(action=action, shape=torch.Size([a]))}
         )
@@ -173,13 +251,17 @@ class SeerBatchedEnv(EnvBase):
             {g: Composite(reward=Unbounded(torch.Size([a, 1])), shape=torch.Size([a]))}
         )
         flag = Categorical(2, torch.Size([1]), dtype=torch.bool)
+        agent_flag = Categorical(2, torch.Size([a, 1]), dtype=torch.bool)
         self.full_done_spec_unbatched = Composite(
-            done=flag, terminated=flag.clone(), truncated=flag.clone()
+            {
+                **{k: flag.clone() for k in _FLAGS},
+                g: Composite({k: agent_flag.clone() for k in _FLAGS}, shape=torch.Size([a])),
+            }
         )
 
     # -- EnvBase --------------------------------------------------------------------------------
     def _set_seed(self, seed: int | None) -> None:
-        self._pending_seed = seed
+        self._pending_seed = validate_seed(seed)  # ValueError naming seed (1.5, -1, ...)
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         seed = kwargs.pop("seed", None)
@@ -187,7 +269,7 @@ class SeerBatchedEnv(EnvBase):
         if kwargs:
             raise ValueError(f"reset() got unexpected arguments {sorted(kwargs)}")
         reset = None if tensordict is None else tensordict.get("_reset", None)
-        m, a = self._vec.num_instances, self.num_agents
+        m, a = self._vec.num_instances, self.n_agents
         if reset is None or bool(reset.all()):
             mask = np.ones(m, dtype=bool)
             if seed is None:
@@ -204,8 +286,10 @@ class SeerBatchedEnv(EnvBase):
         all_alive = bool(alive.all())
         if not all_alive:
             obs[~alive] = 0  # rows of gone agents in instances not reset
-        flags = np.zeros((3, m, 1), dtype=bool)
-        out = self._next_tensordict(self._tensors(obs, None, alive, all_alive, flags, False))
+        flags = np.zeros((4, m, 1), dtype=bool)  # done, terminated, truncated, is_init
+        flags[3, :, 0] = mask
+        tensors = self._tensors(obs, None, alive, all_alive, flags, False)
+        out = self._next_tensordict(tensors)
         if self._to_device:
             out = out.to(self.device)
         return out
@@ -283,21 +367,27 @@ class SeerBatchedEnv(EnvBase):
         step makes no call whose answer is known.
         """
         vec, ends = self._vec, self._ends
-        action = tensordict.get(self._action_key)
+        action = tensordict.get(self._action_key, None)
+        if action is None:
+            raise ValueError(
+                f"step(): the tensordict has no action at {self._action_key!r} "
+                "(step a tensordict that holds the policy's action)"
+            )
         try:  # a CPU tensor without grad, as a policy's sampled action is
             actions = action.numpy()
-        except (RuntimeError, TypeError):  # grad, another device, a conjugate view
-            actions = action.numpy(force=True)
+        except (RuntimeError, TypeError, NotImplementedError):  # grad, device, view, dtype
+            actions = _action_numpy(action, self._action_key)
         actions = actions.reshape(self._vec_action_shape)
+        # done, terminated, truncated and is_init of each instance: one fresh [4, m, 1] array.
+        flags = np.zeros((4, *self._flag_shape), dtype=bool)
         if ends.any_done:
             # Instances reported done and not reset through "_reset" restart
             # now (NEXT_STEP autoreset): their agents start over.
             ends.terminated.reshape(ends.done.shape[0], -1)[ends.done] = False
+            flags[3, :, 0] = ends.done
         obs, rewards, terms, _ = vec.step_rows(actions)
         alive = vec._alive.astype(bool)
         all_alive = bool(alive.all())
-        # done, terminated, truncated of each instance: one fresh [3, m, 1] array.
-        flags = np.zeros((3, *self._flag_shape), dtype=bool)
         if all_alive:  # no agent ended this step: no instance is done
             if ends.any_done:
                 ends.done[:] = False
@@ -324,6 +414,14 @@ class SeerBatchedEnv(EnvBase):
     ) -> _StepTensors:
         """A reset's or step's tensors from fresh arrays (nothing else holds them)."""
         m, a = self._group_size
+        # Each agent's done, terminated, truncated: one fresh [3, m, a, 1] array.
+        agent_flags = np.zeros((3, m, a, 1), dtype=bool)
+        if not all_alive:
+            gone = ~alive.reshape(m, a, 1)
+            terminated = self._ends.terminated.reshape(m, a, 1)
+            agent_flags[0] = gone
+            np.logical_and(gone, terminated, out=agent_flags[1])
+            np.greater(gone, terminated, out=agent_flags[2])  # gone and not terminated
         info: dict[str, torch.Tensor] = {}
         if self._info_keys:
             # One copy, key-major (the next step overwrites the buffer): each
@@ -334,7 +432,12 @@ class SeerBatchedEnv(EnvBase):
             # Tensors of their own, not views (unbind): cheaper, and no view tracking.
             columns = table.reshape(-1, m, a)
             info = {key: torch.from_numpy(columns[k]) for k, key in enumerate(self._info_keys)}
-        done, terminated, truncated = map(torch.from_numpy, flags)
+        done, terminated, truncated, is_init = map(torch.from_numpy, flags)
+        neighbours = None
+        if self._neighbours:
+            neighbours = self.neighbours()
+            if self._static_neighbours is None and not all_alive:
+                neighbours[~torch.from_numpy(alive.reshape(m, a))] = -1
         return _StepTensors(
             observation=torch.from_numpy(obs.reshape(m, a, -1)),
             mask=torch.from_numpy(alive.reshape(m, a)),
@@ -347,6 +450,10 @@ class SeerBatchedEnv(EnvBase):
             done=done,
             terminated=terminated,
             truncated=truncated,
+            agent_flags=tuple(map(torch.from_numpy, agent_flags)),
+            state=torch.from_numpy(self._vec.sim.states()),
+            is_init=is_init,
+            neighbours=neighbours,
             any_done=any_done,
         )
 
@@ -355,6 +462,9 @@ class SeerBatchedEnv(EnvBase):
         group: dict[str, Any] = {"observation": t.observation, "mask": t.mask}
         if self._info_keys:
             group["info"] = TensorDict._new_unsafe(t.info, batch_size=self._group_size)
+        if t.neighbours is not None:
+            group["neighbours"] = t.neighbours
+        group["done"], group["terminated"], group["truncated"] = t.agent_flags
         return group
 
     def _next_tensordict(self, t: _StepTensors) -> TensorDictBase:
@@ -365,6 +475,8 @@ class SeerBatchedEnv(EnvBase):
         return TensorDict._new_unsafe(
             {
                 self.group: TensorDict._new_unsafe(group, batch_size=self._group_size),
+                "state": t.state,
+                "is_init": t.is_init,
                 "done": t.done,
                 "terminated": t.terminated,
                 "truncated": t.truncated,
@@ -395,6 +507,7 @@ class SeerBatchedEnv(EnvBase):
                     group[key] = _shallow_copy(value)
         group.update(self._group_entries(t))
         root[g] = TensorDict._new_unsafe(group, batch_size=self._group_size)
+        root["state"], root["is_init"] = t.state, t.is_init
         root["done"], root["terminated"], root["truncated"] = t.done, t.terminated, t.truncated
         return TensorDict._new_unsafe(root, batch_size=self.batch_size)
 
@@ -406,8 +519,23 @@ class SeerBatchedEnv(EnvBase):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(env={self.env_name!r}, num_envs={self.batch_size[0]}, "
-            f"group={self.group!r}, n_agents={self.num_agents}, device={self.device})"
+            f"group={self.group!r}, n_agents={self.n_agents}, device={self.device})"
         )
+
+
+def _action_numpy(action: Any, key: Any) -> np.ndarray:
+    """``action`` (not a plain CPU tensor) as NumPy, or a ValueError naming ``key``."""
+    if not isinstance(action, torch.Tensor):
+        raise ValueError(f"the action at {key!r} must be a tensor, got {type(action).__name__}")
+    if action.is_meta:
+        raise ValueError(f"the action at {key!r} is a meta tensor (it has no values)")
+    try:
+        return action.numpy(force=True)  # grad, another device, a conjugate view
+    except TypeError:  # a dtype NumPy has not: bfloat16, ...
+        raise ValueError(
+            f"the action at {key!r} has dtype {action.dtype}, which NumPy cannot hold: "
+            "give int64 (Discrete) or float32 (Box) actions"
+        ) from None
 
 
 def _shallow_copy(value: Any) -> Any:

@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import inspect
 import keyword
 import math
 import re
 import sys
 import textwrap
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +77,19 @@ _HOOKS = (
     "totals",
 )
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
+# Names the generated C++ declares itself, beside the model's class.
+_GENERATED_TYPES = ("State", "Public", "Payload")
+# C++17 keywords and alternative tokens: not usable as field names.
+_CPP_KEYWORDS = frozenset(
+    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t
+    char32_t class compl const constexpr const_cast continue decltype default delete do double
+    dynamic_cast else enum explicit export extern false float for friend goto if inline int long
+    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+    register reinterpret_cast return short signed sizeof static static_assert static_cast struct
+    switch template this thread_local throw true try typedef typeid typename union unsigned using
+    virtual void volatile wchar_t while xor xor_eq""".split()
+)
+_MARKER = "registered on import"  # in every generated __init__.py (a re-scaffold may reuse it)
 _PLACEHOLDER = re.compile(r"@([a-z_]+)@")
 
 
@@ -113,7 +128,9 @@ def load_prototype(target: str) -> type[PythonModel]:
     if not module_name or not class_name:
         raise ValueError(f"prototype must be 'pkg.module:Class', got {target!r}")
     module = importlib.import_module(module_name)
-    cls = getattr(module, class_name, None)
+    cls = module
+    for part in class_name.split("."):
+        cls = getattr(cls, part, None)
     if not (isinstance(cls, type) and issubclass(cls, PythonModel)):
         raise ValueError(f"prototype {target!r} is not a seer_env.PythonModel subclass")
     return cls
@@ -228,7 +245,7 @@ def _hook_stubs(cls: type) -> list[str]:
 
 def _cpp_source(cls: type[PythonModel], name: str) -> str:
     spec = cls.workload_spec()
-    layout = cls.from_config({})._runtime_layout()
+    layout = _default_instance(cls)._runtime_layout()
     model_spec, state, public = layout["spec"], layout["state_dtype"], layout["public_dtype"]
     payload = layout["payload_dtype"]
     act = model_spec["action"]
@@ -258,7 +275,7 @@ def _cpp_source(cls: type[PythonModel], name: str) -> str:
             "name": name,
             "name_string": _cpp_string(name),
             "prototype": f"{cls.__module__}.{cls.__qualname__}",
-            "klass": "".join(part.title() for part in name.split("_")),
+            "klass": _klass(name),
             "state_struct": _struct("State", state),
             "public_struct": _struct("Public", public),
             "payload_struct": [*_struct("Payload", payload), ""] if payload is not None else [],
@@ -298,6 +315,78 @@ def _camel(text: str) -> str:
     return "".join(p.title() for p in re.split(r"\W+|_", text) if p) or "Kind"
 
 
+def _shadowed(name: str) -> str | None:
+    """What a distribution and package called ``name`` would shadow, or None."""
+    if name.replace("-", "_").lower() in ("seer_env", "seer", "_core"):
+        return "this package, seer_env"
+    if name in sys.stdlib_module_names:
+        return f"the standard library's {name!r}"
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return None
+    origin = Path(spec.origin) if spec.origin else None
+    if origin is not None and origin.is_file() and _MARKER in origin.read_text(errors="ignore"):
+        return None  # an earlier port of this prototype
+    return f"the installed module {name!r} ({spec.origin})"
+
+
+def _check_names(cls: type[PythonModel], name: str, layout: dict) -> None:
+    """ValueError naming every name the generated project could not build or would shadow."""
+    problems = []
+    if "<locals>" in cls.__qualname__:
+        problems.append(
+            f"{cls.__qualname__} is defined inside a function: the package must import it by "
+            "module path"
+        )
+    shadowed = _shadowed(name)
+    if shadowed:
+        problems.append(
+            f"the package would be called {name!r} and shadow {shadowed}: set a class attribute "
+            f"name = '...' on {cls.__name__}"
+        )
+    records = {"state_dtype": layout["state_dtype"], "payload_dtype": layout["payload_dtype"]}
+    for what, dtype in records.items():
+        for field in dtype.names if dtype is not None else ():
+            if field in _CPP_KEYWORDS or not field.isidentifier() or field.startswith("__"):
+                problems.append(
+                    f"{what} field {field!r} is not a C++ identifier (a keyword or reserved): "
+                    "rename it"
+                )
+    kinds: dict[str, str] = {}
+    for kind in cls.event_kinds:
+        constant = f"k{_camel(kind)}"
+        if constant in kinds:
+            problems.append(
+                f"event kinds {kinds[constant]!r} and {kind!r} would both be {constant}: rename one"
+            )
+        kinds[constant] = kind
+    for p in cls.workload_spec()["params"]:
+        if not p["name"].isidentifier() or p["name"] in _CPP_KEYWORDS:
+            problems.append(f"param {p['name']!r} is not a C++ identifier: rename it")
+    if problems:
+        raise ValueError(f"cannot scaffold {cls.__qualname__}: " + "; ".join(problems))
+
+
+def _klass(name: str) -> str:
+    """The C++ class of the model: CamelCase of ``name``, never a generated struct's name."""
+    klass = "".join(part.title() for part in name.split("_"))
+    return f"{klass}Model" if klass in _GENERATED_TYPES else klass
+
+
+def _default_instance(cls: type[PythonModel]) -> PythonModel:
+    try:
+        return cls.from_config({})
+    except TypeError as error:
+        raise ValueError(
+            f"prototype {cls.__qualname__} cannot be built with its default config ({error}): "
+            "the scaffold reads sizes and spaces from cls(); give every __init__ argument a "
+            "default"
+        ) from None
+
+
 def new_cpp_project(prototype: str | type[PythonModel], dest: str | Path) -> list[Path]:
     """Write the C++ project of ``prototype`` into ``dest``; returns the files written.
 
@@ -307,16 +396,33 @@ def new_cpp_project(prototype: str | type[PythonModel], dest: str | Path) -> lis
         dest: a folder that does not exist yet, or is empty.
 
     Raises:
-        ValueError: ``dest`` holds files, or the prototype has a declaration the
-            scaffold does not translate (the message names it).
+        ValueError: ``dest`` is a file or holds files; the prototype cannot be
+            built with its default config; or a name would not build in C++ or
+            would shadow a package (a C++ keyword as a field, two event kinds
+            with one constant, a package named like a standard or installed
+            module): the message names each.
+
+    Warns:
+        UserWarning: the prototype declares no ``params``.
     """
     cls = load_prototype(prototype) if isinstance(prototype, str) else prototype
     if not (isinstance(cls, type) and issubclass(cls, PythonModel)):
         raise ValueError(f"prototype must be a PythonModel subclass, got {prototype!r}")
     dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise ValueError(f"dest must be a new or empty folder, got {str(dest)!r} (a file)")
     if dest.exists() and any(dest.iterdir()):
         raise ValueError(f"dest must be a new or empty folder, got {str(dest)!r} (not empty)")
     name = _snake(cls.name or cls.__name__)
+    _check_names(cls, name, _default_instance(cls)._runtime_layout())
+    if not cls.params:
+        warnings.warn(
+            f"{cls.__qualname__} declares no params: the port will have no parameters (its "
+            "config is fixed); declare params (docs/custom-models.md) to make sizes and rates "
+            "configurable",
+            UserWarning,
+            stacklevel=2,
+        )
     prototype_names = {
         "name": name,
         "prototype": f"{cls.__module__}.{cls.__qualname__}",
@@ -346,10 +452,14 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("dest", help="a new folder for the project")
     args = parser.parse_args(argv)
     try:
-        files = new_cpp_project(args.prototype, args.dest)
-    except (ValueError, ImportError) as error:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            files = new_cpp_project(args.prototype, args.dest)
+    except (ValueError, ImportError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
     for path in files:
         print(f"wrote {path}")
     print(

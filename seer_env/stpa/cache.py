@@ -2,12 +2,15 @@
 
 The file lives at ``$SEER_STPA_CACHE`` if set (``off``, ``0``, ``none`` or
 empty disable caching), else ``$XDG_CACHE_HOME/seer_env/stpa.json``
-(``~/.cache/seer_env/stpa.json``). It is a cache, never a source of truth: an
-unreadable, corrupt or unwritable file means a miss or a skipped store,
-reported but never raised. Every entry is checked for its shape when the
-file is read (anything else is dropped, so no malformed entry reaches the
-caller or the eviction). Writes go to a temporary file that replaces the old
-one, so concurrent processes never see half a file (the last writer wins).
+(``~/.cache/seer_env/stpa.json``); a relative ``XDG_CACHE_HOME`` is ignored (as
+the XDG spec says) and an empty or relative ``HOME`` means no cache (never
+``/.cache`` or a directory relative to wherever the process runs). It is a
+cache, never a source of truth: an unreadable, corrupt or unwritable file means
+a miss or a skipped store, reported but never raised. Every entry is checked
+for its shape when the file is read (anything else is dropped, so no malformed
+entry reaches the caller or the eviction). Writes go to a temporary file that
+replaces the old one, so concurrent processes never see half a file (the last
+writer wins).
 
 An entry is ``{"identity", "report", "stored_at", "provisional"}``:
 ``provisional`` marks a decision measured while the CPUs were contended
@@ -42,7 +45,10 @@ def default_path() -> Path | None:
     if override is not None:
         return None if override.strip().lower() in DISABLED else Path(override)
     base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
+    if not base or not os.path.isabs(base):  # XDG: a relative path is invalid, ignored
+        home = os.environ.get("HOME")
+        if home is not None and not os.path.isabs(home):
+            return None  # HOME="" would make "~" the root directory: cache nothing
         try:
             base = str(Path.home() / ".cache")
         except (RuntimeError, KeyError):  # no $HOME and no passwd entry

@@ -82,7 +82,7 @@ def choose(
     """
     override = os.environ.get(ENV_VAR)
     if override is not None and override.strip():
-        n = parse_num_threads(override, ENV_VAR)
+        n = parse_num_threads(override, ENV_VAR, from_environment=True)
         if n != AUTO:
             chosen = executor or default_executor(n)
             if chosen == "serial":

@@ -2,10 +2,14 @@
 
 Quiet machine: the fewest threads within ``TIE`` of the best score (``_pick``).
 Under contention, where the static model predicts that some pool pays on free
-cores: the static model's optimum if it was measured, else the most threads
+cores: the static model's optimum if it was measured and did not measure
+slower than serial by more than ``CONTENDED_LOSS``, else the most threads
 within ``TIE`` (``_pick_contended``); the adaptive pool sheds threads at run
 time while the load lasts, while a one-thread choice could never use the
-cores the load leaves free. The scores are the driver's (``measure.py``).
+cores the load leaves free. A measured loss is never overridden by the
+model: a pool whose fastest step is clearly slower than serial's lost on
+this machine, whatever the model predicts. The scores are the driver's
+(``measure.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from seer_env.stpa.cost_model import Plan
 from seer_env.stpa.preflight import SERIAL, Candidate
 
 TIE = 0.03  # a candidate this close to the fastest counts as as fast
+# Under contention the model's optimum stands unless its fastest step measured
+# this much slower than serial's: a pool that shed its threads ties with
+# serial (within noise), one that measures clearly slower lost.
+CONTENDED_LOSS = 0.10
 
 
 def _decide(
@@ -31,7 +39,8 @@ def _decide(
     """
     # Pool sizes the static model (load-free) predicts to beat serial.
     paying = {p for p, seconds in plan.predicted.items() if p > 1 and seconds < serial_s}
-    if contended and plan.best in paying and pool in allowed:
+    lost = pool in allowed and scores[pool] > scores[SERIAL] * (1 + CONTENDED_LOSS)
+    if contended and plan.best in paying and pool in allowed and not lost:
         # Under load the optimum's preflight copy measures the first steps,
         # which stall before the adaptive pool sheds; at run time the pool
         # sheds within a step or two and steps at the serial loop's speed or
@@ -44,7 +53,13 @@ def _decide(
         )
         return pool, reason
     if contended and paying:
-        return _pick_contended(allowed, scores)
+        choice, reason = _pick_contended(allowed, scores)
+        if lost:
+            reason += (
+                f"; the static model's optimum, {pool.label}, measured "
+                f"{scores[pool] / scores[SERIAL]:.2f}x serial's step: a measured loss"
+            )
+        return choice, reason
     # Quiet, or contended where the static model predicts that no pool pays
     # even on free cores (a tiny env): the fewest threads within TIE.
     return _pick(allowed, scores)

@@ -14,14 +14,21 @@ AUTO = "auto"
 ENV_VAR = "SEER_NUM_THREADS"  # an int or "auto": overrides every env's num_threads choice
 
 
-def parse_num_threads(value: Any, name: str = "num_threads") -> int | str:
+def parse_num_threads(
+    value: Any, name: str = "num_threads", *, from_environment: bool = False
+) -> int | str:
     """Return ``"auto"`` or an int in [1, max_num_threads()]; ValueError naming ``name``.
 
-    ``seer_env._core.max_num_threads()``: 8 per usable CPU, at least 64.
+    ``seer_env._core.max_num_threads()``: 8 per usable CPU, at least 64. The
+    only string an argument may be is ``"auto"`` (``num_threads="4"`` is a
+    ValueError, as for every other integer option); an environment variable
+    (``from_environment``) is text, so there an integer string is read as its int.
     """
     if isinstance(value, str):
         if value.strip().lower() == AUTO:
             return AUTO
+        if not from_environment:
+            raise ValueError(f'{name} must be "auto" or an integer, got {value!r}')
         try:
             value = int(value.strip())
         except ValueError:

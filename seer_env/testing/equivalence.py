@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 
 from seer_env import _core
+from seer_env.model_source import is_numba_model, runs_on_threads
+from seer_env.models.python_model import PythonModel
 from seer_env.testing.trajectory import Policy, compare_frames, first_difference, record
 
 EnvFn = Callable[..., object]
@@ -16,7 +19,19 @@ def _close(env) -> None:
         close()
 
 
-def _require_runtime(env, executor: str, num_threads: int) -> None:
+def serial_only_reason(env) -> str | None:
+    """Why ``env``'s model runs on the serial executor only, or None when it runs on threads."""
+    unwrapped = getattr(env, "unwrapped", env)
+    model = getattr(unwrapped, "_model", None)
+    if isinstance(model, type) and issubclass(model, PythonModel):
+        return "a PythonModel runs serially: its handlers hold the GIL"
+    config = dict(getattr(unwrapped, "_model_config", None) or {})
+    if is_numba_model(model) and not runs_on_threads(model, config):
+        return "an interpreted NumbaModel (compiled=False) runs serially: its handlers hold the GIL"
+    return None
+
+
+def require_runtime(env, executor: str, num_threads: int) -> None:
     """AssertionError unless ``env`` ran on ``executor`` with ``num_threads`` threads.
 
     Without this check an ``env_fn`` that ignores its keywords would compare
@@ -57,7 +72,10 @@ def assert_serial_equivalent(
 
     Each run must report the executor and thread count it was asked for in
     ``env.runtime`` (so an ``env_fn`` that drops its keywords fails instead
-    of comparing serial with serial).
+    of comparing serial with serial). A model that runs serially only (a
+    ``PythonModel``, a ``NumbaModel`` with ``compiled=False``) skips the
+    other executors with a ``UserWarning`` saying so, and is compared with
+    itself in checked mode (``check=True``) instead.
 
     Raises:
         AssertionError: naming the executor, thread count, seed, step, output
@@ -65,28 +83,52 @@ def assert_serial_equivalent(
             executor and thread count an env ran on instead of those requested.
     """
     names = [e for e in (executors or _core.executor_names()) if e != "serial"]
+    runs = [(e, n, {"executor": e, "num_threads": n}) for e in names for n in threads]
     for seed in seeds:
         env = env_fn(executor="serial", num_threads=1)
         reference, actions = record(env, seed, steps, policy=policy)
-        _require_runtime(env, "serial", 1)
+        require_runtime(env, "serial", 1)
+        serial_only = serial_only_reason(env)
         _close(env)
-        for executor in names:
-            for num_threads in threads:
-                env = env_fn(executor=executor, num_threads=num_threads)
-                frames, _ = record(env, seed, steps, actions=actions)
-                _require_runtime(env, executor, num_threads)
-                _close(env)
-                found = compare_frames(reference, frames)
-                if found:
-                    raise AssertionError(
-                        f"executor {executor!r} with {num_threads} threads differs from serial "
-                        f"(seed {seed}) at {found[0]}: {found[1]}"
-                    )
+        if serial_only and runs:
+            warnings.warn(
+                f"assert_serial_equivalent: parallel executors skipped ({serial_only}); "
+                "comparing serial with check=True instead. Run a compiled NumbaModel or a C++ "
+                "port to compare executors",
+                UserWarning,
+                stacklevel=2,
+            )
+            runs = [("serial", 1, {"executor": "serial", "num_threads": 1, "check": True})]
+        for executor, num_threads, options in runs:
+            env = env_fn(**options)
+            frames, _ = record(env, seed, steps, actions=actions)
+            require_runtime(env, executor, num_threads)
+            _close(env)
+            found = compare_frames(reference, frames)
+            if found:
+                label = (
+                    "serial with check=True"
+                    if "check" in options
+                    else (f"executor {executor!r} with {num_threads} threads")
+                )
+                raise AssertionError(
+                    f"{label} differs from serial (seed {seed}) at {found[0]}: {found[1]}"
+                )
+
+
+def _ends(names: list[str]) -> str:
+    return "none" if not names else f"{names[0]!r}..{names[-1]!r}"
 
 
 def _spaces_difference(a, b) -> str | None:
-    if list(a.possible_agents) != list(b.possible_agents):
-        return first_difference(list(a.possible_agents), list(b.possible_agents), "possible_agents")
+    agents_a, agents_b = list(a.possible_agents), list(b.possible_agents)
+    if len(agents_a) != len(agents_b):
+        return (
+            f"possible_agents: {len(agents_a)} vs {len(agents_b)} agents (a config that differs? "
+            f"{_ends(agents_a)} vs {_ends(agents_b)})"
+        )
+    if agents_a != agents_b:
+        return first_difference(agents_a, agents_b, "possible_agents")
     for agent in a.possible_agents:
         for what in ("observation_space", "action_space"):
             sa, sb = getattr(a, what)(agent), getattr(b, what)(agent)

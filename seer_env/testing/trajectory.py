@@ -122,6 +122,19 @@ def _same_scalar(a: Any, b: Any) -> bool:
     return a == b
 
 
+def _sequence_difference(a: list | tuple, b: list | tuple) -> str:
+    """Two sequences of different lengths: the lengths and the first item that differs."""
+    if len(a) + len(b) <= 8:
+        return f"{_show(a)} != {_show(b)}"
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    if i < min(len(a), len(b)):
+        where = f"first difference at [{i}]: {_show(a[i])} != {_show(b[i])}"
+    else:
+        longer, which = (a, "first") if len(a) > len(b) else (b, "second")
+        where = f"the first extra item (in the {which}): [{i}] {_show(longer[i])}"
+    return f"{len(a)} items != {len(b)} items; {where}"
+
+
 def first_difference(a: Any, b: Any, path: str = "") -> str | None:
     """Where ``a`` and ``b`` differ byte-wise (types, key order, bits), or None."""
     where = path or "value"
@@ -150,8 +163,10 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
         index = np.unravel_index(i, a.shape) if a.ndim > 1 else i
         return f"{where}[{index}]: {_show(flat_a[i])} != {_show(flat_b[i])}"
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        if type(a) is not type(b) or len(a) != len(b):
-            return f"{where}: {_show(a)} != {_show(b)}"
+        if type(a) is not type(b):
+            return f"{where}: {type(a).__name__} != {type(b).__name__}"
+        if len(a) != len(b):
+            return f"{where}: {_sequence_difference(a, b)}"
         for i, (x, y) in enumerate(zip(a, b)):
             found = first_difference(x, y, f"{path}[{i}]")
             if found:

@@ -1,6 +1,8 @@
 """``verify``: every check a model (or a port of a prototype) needs, in one call.
 
-``verify(port, prototype)`` runs, over several seeds:
+``verify(port, prototype)`` takes, for each, a registered C++ model name, a
+``PythonModel`` or ``NumbaModel`` class (compiled or not) or an env factory,
+and runs, over several seeds:
 
 1. declarations: the port and the prototype declare the same parameters, keys
    and state record (``assert_declarations_match``);
@@ -8,14 +10,23 @@
    entities, early cross-entity events, handler errors, outputs outside their
    spaces, non-determinism);
 3. serial equivalence: every executor and thread count against serial, on
-   outputs AND on every entity state and pending event (a ``PythonModel`` runs
-   serially only: for it, checked mode against unchecked mode);
+   outputs AND on every entity state, pending event and the digest (a model
+   that runs serially only, a ``PythonModel`` or an interpreted
+   ``NumbaModel``: checked mode against unchecked mode, the rest skipped and
+   said so);
 4. reset: one env reused across the seeds against a fresh env per seed
    (state left over from the last episode, a ``reset_states`` that does not
    re-initialise);
-5. prototype vs port: outputs, and, when their state layouts agree, every
-   entity state and pending event after every step (a reordered floating-point
-   expression shows here long before it reaches an output).
+5. interpreted vs compiled, for a compiled ``NumbaModel``: the same class in
+   both modes, states, events and digest included;
+6. prototype vs port: outputs and totals, and, when their state layouts
+   agree, every entity state and pending event after every step (a reordered
+   floating-point expression shows here long before it reaches an output),
+   and the digest when their snapshot records agree too.
+
+Every env built must report in ``env.runtime`` the executor and thread count
+it was asked for: an env factory that ignores them fails instead of comparing
+serial with serial.
 
 A difference is reported where it first appears: the step, then the entity and
 state field (named by the declared state record), the pending event, or the
@@ -33,10 +44,13 @@ from typing import Any
 import numpy as np
 
 from seer_env import _core
+from seer_env.model_source import is_numba_model
+from seer_env.models.numba import NumbaModel
+from seer_env.models.numba.kernel import numba_available
 from seer_env.models.python_model import PythonModel
 from seer_env.testing.contract import check_contract
-from seer_env.testing.declaration import declaration_difference
-from seer_env.testing.equivalence import _spaces_difference
+from seer_env.testing.declaration import declaration_difference, declaration_of
+from seer_env.testing.equivalence import _spaces_difference, require_runtime, serial_only_reason
 from seer_env.testing.trajectory import (
     Policy,
     _frame,
@@ -49,7 +63,7 @@ from seer_env.testing.trajectory import step_outputs as _step_outputs
 
 __all__ = ["Check", "VerifyReport", "verify"]
 
-Model = str | type[PythonModel] | Callable[..., Any]
+Model = str | type[PythonModel] | type[NumbaModel] | Callable[..., Any]
 
 _EVENT_FIELDS = ("time", "target", "kind", "source", "seq")
 
@@ -92,18 +106,27 @@ class VerifyReport:
 
 
 # -- building envs --------------------------------------------------------------------------------
+def _is_model_class(model) -> bool:
+    return isinstance(model, type) and issubclass(model, (PythonModel, NumbaModel))
+
+
 def _env_fn(model: Model, config: Mapping[str, Any] | None) -> Callable[..., Any]:
-    """``model`` as an env factory taking ``executor``, ``num_threads``, ``check``."""
+    """``model`` as an env factory taking ``executor``, ``num_threads``, ``check``.
+
+    A name or a model class runs in ``SeerParallelEnv`` with ``config``; an
+    env factory receives ``config``'s entries as keywords beside the runtime's.
+    """
     from seer_env.env import SeerParallelEnv  # noqa: PLC0415 (env imports the testing kit's deps)
 
-    if isinstance(model, str) or (isinstance(model, type) and issubclass(model, PythonModel)):
+    if isinstance(model, str) or _is_model_class(model):
         return lambda **kw: SeerParallelEnv(model, dict(config or {}), **kw)
-    if callable(model):
+    if callable(model) and not isinstance(model, type):
         if config:
-            raise ValueError("config must be None when the model is an env factory")
+            return lambda **kw: model(**dict(config), **kw)
         return model
     raise ValueError(
-        f"model must be a registered name, a PythonModel subclass or an env factory, got {model!r}"
+        "model must be a registered name, a PythonModel or NumbaModel subclass or an env "
+        f"factory, got {model!r}"
     )
 
 
@@ -111,28 +134,53 @@ def _unwrapped(env):
     return getattr(env, "unwrapped", env)
 
 
-def _model_of(env) -> str | type[PythonModel] | None:
+def _model_of(env) -> str | type | None:
     return getattr(_unwrapped(env), "_model", None)
-
-
-def _is_python_model(env) -> bool:
-    model = _model_of(env)
-    return isinstance(model, type) and issubclass(model, PythonModel)
 
 
 def _declaration(env) -> dict[str, Any] | None:
     model = _model_of(env)
-    if isinstance(model, str):
-        return _core.workload_spec(model)
-    if isinstance(model, type) and issubclass(model, PythonModel):
-        return model.workload_spec()
+    if isinstance(model, str) or _is_model_class(model):
+        return declaration_of(model)
     return None
+
+
+def _public_record(env) -> np.dtype | None:
+    """The snapshot record of ``env``'s model (a PythonModel's: its ``public_fields``)."""
+    model = _model_of(env)
+    if isinstance(model, type) and issubclass(model, PythonModel):
+        state = np.dtype(model.state_dtype)
+        names = list(state.names if model.public_fields is None else model.public_fields)
+        return np.dtype([(n, state.fields[n][0]) for n in names])
+    declared = (_declaration(env) or {}).get("records", {}).get("public")
+    return None if declared is None else np.dtype(declared)
 
 
 def _close(env) -> None:
     close = getattr(env, "close", None)
     if close is not None:
         close()
+
+
+def _open(env_fn, **options):
+    """``env_fn(**options)``, checked to run what was asked (``env.runtime``).
+
+    An env factory that drops ``executor`` or ``num_threads`` would compare
+    serial with serial and pass without testing anything.
+    """
+    env = env_fn(**options)
+    try:
+        require_runtime(env, options.get("executor", "serial"), options.get("num_threads", 1))
+        check = getattr(_unwrapped(env).sim, "check", None) if hasattr(env, "unwrapped") else None
+        if "check" in options and check is not None and bool(check) != options["check"]:
+            raise AssertionError(
+                f"env_fn(check={options['check']!r}) built an env with check={check!r}: env_fn "
+                "must pass the keyword to the env"
+            )
+    except BaseException:
+        _close(env)
+        raise
+    return env
 
 
 # -- recording: outputs, entity states and pending events after every step ------------------------
@@ -142,11 +190,13 @@ class _Layout:
 
     state: np.dtype  # the declared state record, or raw bytes
     kinds: list[str]
+    public: np.dtype | None  # the snapshot record, when known
+    serial_only: str | None  # why the model runs serially only, or None
 
     @classmethod
-    def of(cls, env_fn) -> tuple[_Layout, bool]:
-        """The layout of ``env_fn``'s model, and whether it is a ``PythonModel``."""
-        env = env_fn(executor="serial", num_threads=1)
+    def of(cls, env_fn) -> _Layout:
+        """The layout of ``env_fn``'s model."""
+        env = _open(env_fn, executor="serial", num_threads=1)
         try:
             env.reset(seed=0)  # states are read after a reset, as the runtime does
             sim = _unwrapped(env).sim
@@ -155,7 +205,8 @@ class _Layout:
             dtype = np.dtype(declared) if declared is not None else None
             if dtype is None or dtype.itemsize != size:
                 dtype = np.dtype([("bytes", "u1", (size,))])
-            return cls(dtype, list(sim.spec["event_kinds"])), _is_python_model(env)
+            kinds = list(sim.spec["event_kinds"])
+            return cls(dtype, kinds, _public_record(env), serial_only_reason(env))
         finally:
             _close(env)
 
@@ -163,6 +214,7 @@ class _Layout:
 def _capture(env, outputs: dict, layout: _Layout) -> dict:
     sim = _unwrapped(env).sim
     frame = _frame(env, outputs, digest=True)
+    frame["totals"] = sim.totals()
     frame["entity_states"] = np.ascontiguousarray(sim.entity_states()).view(layout.state)
     frame["entity_states"] = frame["entity_states"].reshape(-1)
     frame["pending_events"] = sim.pending_events()
@@ -232,7 +284,9 @@ def _pending_difference(a: dict, b: dict, kinds: list[str]) -> str | None:
     return None
 
 
-def _frame_difference(a: dict, b: dict, layout: _Layout, compare_state: bool) -> list[str]:
+def _frame_difference(
+    a: dict, b: dict, layout: _Layout, compare_state: bool, compare_digest: bool
+) -> list[str]:
     """Every kind of difference between two frames, state first (where bugs start)."""
     found = []
     if compare_state:
@@ -243,17 +297,20 @@ def _frame_difference(a: dict, b: dict, layout: _Layout, compare_state: bool) ->
     outputs_b = {k: v for k, v in b.items() if k not in skip}
     found.append(first_difference(outputs_a, outputs_b))
     found = [f for f in found if f]
-    if compare_state and not found and a.get("digest") != b.get("digest"):
+    if compare_digest and not found and a.get("digest") != b.get("digest"):
         found.append(
-            "digest: states, pending events and outputs are equal; the snapshot, the random "
-            "streams' positions, event sequence counters or payloads differ"
+            f"digest {a.get('digest'):#018x} != {b.get('digest'):#018x}: states, pending events "
+            "and outputs are equal; the snapshot, the random streams' positions, event sequence "
+            "counters or payloads differ"
         )
     return found
 
 
-def _compare(reference, other, layout: _Layout, compare_state: bool = True) -> str | None:
+def _compare(
+    reference, other, layout: _Layout, compare_state: bool = True, compare_digest: bool = True
+) -> str | None:
     for (name, a), (_, b) in zip(reference, other):
-        found = _frame_difference(a, b, layout, compare_state)
+        found = _frame_difference(a, b, layout, compare_state, compare_digest and compare_state)
         if found:
             note = ""
             outputs_equal = all(not f.startswith("[") for f in found)
@@ -266,7 +323,7 @@ def _compare(reference, other, layout: _Layout, compare_state: bool = True) -> s
 
 
 # -- the checks -----------------------------------------------------------------------------------
-def _contract(name: str, env_fn, seeds, steps, policy) -> Check:
+def _contract(name: str, env_fn, seeds, steps, policy, interpreted_fn=None) -> Check:
     report = check_contract(env_fn, seeds=seeds, steps=steps, policy=policy, strict=False)
     if report.ok:
         return Check(name, "ok", f"{report.seeds} seeds, {report.steps} steps")
@@ -274,16 +331,25 @@ def _contract(name: str, env_fn, seeds, steps, policy) -> Check:
     for v in report.violations[:3]:
         where = f"seed {v.seed}, " + ("reset" if v.step == 0 else f"step {v.step}")
         lines.append(f"[{v.rule}] {where}: {v.message}")
+    first = report.violations[0]
+    if interpreted_fn is not None and "snapshot changed during the step" in first.message:
+        # The runtime sees only that the snapshot changed; interpreted, the
+        # snapshot is a read-only array, so the write itself raises, located.
+        located = check_contract(
+            interpreted_fn, seeds=(first.seed,), steps=steps, policy=policy, strict=False
+        )
+        handler = next((v for v in located.violations if v.rule == "handler"), None)
+        if handler is not None:
+            lines.insert(1, f"the same seed interpreted (compiled=False): {handler.message}")
     return Check(name, "failed", "; ".join(lines))
 
 
 def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) -> Check:
-    layout, python = _Layout.of(env_fn)
-    if python:
-        # A PythonModel's handlers hold the GIL: it runs on the serial executor
-        # only. What it can show: checking changes nothing.
+    layout = _Layout.of(env_fn)
+    if layout.serial_only:
+        # What a serial-only model can show: checking changes nothing.
         runs = [("serial with check=True", {"executor": "serial", "num_threads": 1, "check": True})]
-        skipped = "parallel executors skipped (a PythonModel runs serially)"
+        skipped = f"parallel executors skipped ({layout.serial_only})"
     else:
         names = [e for e in (executors or _core.executor_names()) if e != "serial"]
         runs = [
@@ -293,11 +359,11 @@ def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) 
         ]
         skipped = ""
     for seed in seeds:
-        env = env_fn(executor="serial", num_threads=1)
+        env = _open(env_fn, executor="serial", num_threads=1)
         reference, actions = _trace(env, seed, steps, layout, policy=policy)
         _close(env)
         for label, options in runs:
-            env = env_fn(**options)
+            env = _open(env_fn, **options)
             frames, _ = _trace(env, seed, steps, layout, actions=actions)
             _close(env)
             found = _compare(reference, frames, layout)
@@ -309,13 +375,13 @@ def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) 
 
 def _reset(name, env_fn, seeds, steps, policy) -> Check:
     """One env reused across the seeds (each run twice) against a fresh env per seed."""
-    layout, _ = _Layout.of(env_fn)
-    reused = env_fn(executor="serial", num_threads=1)
+    layout = _Layout.of(env_fn)
+    reused = _open(env_fn, executor="serial", num_threads=1)
     try:
         order = [s for seed in seeds for s in (seed, seed)]
         for i, seed in enumerate(order):
             frames, actions = _trace(reused, seed, steps, layout, policy=policy)
-            fresh = env_fn(executor="serial", num_threads=1)
+            fresh = _open(env_fn, executor="serial", num_threads=1)
             expected, _ = _trace(fresh, seed, steps, layout, actions=actions)
             _close(fresh)
             found = _compare(expected, frames, layout)
@@ -326,38 +392,70 @@ def _reset(name, env_fn, seeds, steps, policy) -> Check:
                     "failed",
                     f"a reused env (reset(seed={seed}) {previous}) differs from a fresh env "
                     f"(fresh value first) {found}: reset must re-initialise every entity state "
-                    "(ModelBase::reset_states allocates; an override must too)",
+                    "(a C++ ModelBase::reset_states allocates, an override must too; a "
+                    "PythonModel's or NumbaModel's reset hook must set every field it relies on)",
                 )
     finally:
         _close(reused)
     return Check(name, "ok", f"{len(order)} episodes on one env")
 
 
-def _models(name, fn_a, fn_b, seeds, steps, policy) -> Check:
-    (layout_a, _), (layout_b, _) = _Layout.of(fn_a), _Layout.of(fn_b)
-    a, b = fn_a(executor="serial", num_threads=1), fn_b(executor="serial", num_threads=1)
+def _models(name, fn_a, fn_b, seeds, steps, policy, what_a="prototype", what_b="port") -> Check:
+    layout_a, layout_b = _Layout.of(fn_a), _Layout.of(fn_b)
+    a = _open(fn_a, executor="serial", num_threads=1)
+    b = _open(fn_b, executor="serial", num_threads=1)
     try:
         found = _spaces_difference(a, b)
         if found:
             return Check(name, "failed", f"before any step: {found}")
         same_layout = layout_a.state == layout_b.state and "bytes" not in layout_a.state.names
+        same_public = layout_a.public is not None and layout_a.public == layout_b.public
         for seed in seeds:
             frames_a, actions = _trace(a, seed, steps, layout_a, policy=policy)
             frames_b, _ = _trace(b, seed, steps, layout_b, actions=actions)
-            found = _compare(frames_a, frames_b, layout_a, compare_state=same_layout)
+            found = _compare(frames_a, frames_b, layout_a, same_layout, same_public)
             if found:
-                return Check(name, "failed", f"port differs from prototype (seed {seed}) {found}")
+                return Check(
+                    name, "failed", f"{what_b} differs from {what_a} (seed {seed}) {found}"
+                )
     finally:
         _close(a)
         _close(b)
-    what = "outputs, entity states and pending events" if same_layout else "outputs only"
-    if not same_layout:
-        what += f" (state layouts differ: {layout_a.state} vs {layout_b.state})"
+    what = "outputs, totals"
+    if same_layout:
+        what += ", entity states, pending events"
+        what += " and the digest" if same_public else " (not the digest: snapshot records differ)"
+    else:
+        what += f" only (state layouts differ: {layout_a.state} vs {layout_b.state})"
     return Check(name, "ok", f"{len(list(seeds))} seeds: {what}")
 
 
+def _declarations(proto_fn, port_fn) -> Check:
+    a, b = proto_fn(), port_fn()
+    decl_a, decl_b = _declaration(a), _declaration(b)
+    _close(a)
+    _close(b)
+    if decl_a is None or decl_b is None:
+        hidden = "prototype" if decl_a is None else "port"
+        return Check("declarations", "skipped", f"the {hidden}'s env factory hides its model")
+    found = declaration_difference(decl_a, decl_b)
+    if found:
+        return Check("declarations", "failed", f"prototype vs port: {found}")
+    return Check("declarations", "ok", "parameters, keys, state record")
+
+
+def _modes_fns(model: Model, config: Mapping[str, Any] | None):
+    """``(interpreted, compiled)`` env factories of a compiled ``NumbaModel`` class, or None."""
+    if not is_numba_model(model) or not numba_available():
+        return None
+    config = dict(config or {})
+    if config.get("compiled", True) is not True:
+        return None
+    return _env_fn(model, {**config, "compiled": False}), _env_fn(model, config)
+
+
 def _guarded(name: str, run: Callable[[], Check]) -> Check:
-    """Run one check; a runtime error (a contract breach raised mid-run) fails it, located."""
+    """Run one check; an error raised mid-run fails it, with the error's message."""
     import seer_env  # noqa: PLC0415 (the package imports the testing kit lazily)
 
     try:
@@ -366,6 +464,10 @@ def _guarded(name: str, run: Callable[[], Check]) -> Check:
             warnings.simplefilter("ignore", seer_env.OversubscriptionWarning)
             return run()
     except (seer_env.ContractViolation, seer_env.HandlerError, seer_env.EventBudgetExceeded) as e:
+        return Check(name, "failed", f"{type(e).__name__}: {e}")
+    except AssertionError as e:  # an env factory that does not run what it was asked
+        return Check(name, "failed", str(e))
+    except Exception as e:  # noqa: BLE001 (a report names every check; one error must not end it)
         return Check(name, "failed", f"{type(e).__name__}: {e}")
 
 
@@ -384,12 +486,13 @@ def verify(
     """Run every check a model, or a port of a prototype, needs; locate any difference.
 
     Args:
-        port: the model to check: a registered name, a ``PythonModel``
-            subclass, or an env factory ``env_fn(**kw)`` taking ``executor``,
-            ``num_threads`` and ``check``.
+        port: the model to check: a registered name, a ``PythonModel`` or
+            ``NumbaModel`` subclass, or an env factory ``env_fn(**kw)`` taking
+            ``executor``, ``num_threads`` and ``check`` (each env must report
+            what it was asked to run in ``env.runtime``).
         prototype: what ``port`` must reproduce (same kinds as ``port``), or
             None to check ``port`` alone.
-        config: the model config when ``port``/``prototype`` are names or classes.
+        config: the model config (for an env factory: keywords it receives).
         seeds: episode seeds (3 or more catch most reset bugs).
         steps: steps per episode.
         threads: thread counts of the serial-equivalence check.
@@ -413,19 +516,22 @@ def verify(
     proto_fn = _env_fn(prototype, config) if prototype is not None else None
     report = VerifyReport()
     if proto_fn is not None:
-        a, b = proto_fn(), port_fn()
-        decl_a, decl_b = _declaration(a), _declaration(b)
-        _close(a)
-        _close(b)
-        if decl_a is None or decl_b is None:
-            report.checks.append(Check("declarations", "skipped", "an env factory hides its model"))
-        else:
-            found = declaration_difference(decl_a, decl_b)
-            status = "failed" if found else "ok"
-            detail = f"prototype vs port: {found}" if found else "parameters, keys, state record"
-            report.checks.append(Check("declarations", status, detail))
-        report.checks.append(_contract("contract (prototype)", proto_fn, seeds, steps, policy))
-    report.checks.append(_contract("contract (port)", port_fn, seeds, steps, policy))
+        report.checks.append(_guarded("declarations", lambda: _declarations(proto_fn, port_fn)))
+        report.checks.append(
+            _guarded(
+                "contract (prototype)",
+                lambda: _contract("contract (prototype)", proto_fn, seeds, steps, policy),
+            )
+        )
+    port_modes = _modes_fns(port, config)
+    report.checks.append(
+        _guarded(
+            "contract (port)",
+            lambda: _contract(
+                "contract (port)", port_fn, seeds, steps, policy, port_modes and port_modes[0]
+            ),
+        )
+    )
     name = "serial equivalence"
     report.checks.append(
         _guarded(
@@ -437,6 +543,18 @@ def verify(
     report.checks.append(
         _guarded(name_reset, lambda: _reset(name_reset, port_fn, seeds, steps, policy))
     )
+    for which, model in (("port", port), ("prototype", prototype)):
+        modes = _modes_fns(model, config) if model is not None else None
+        if modes is not None:
+            name_modes = f"interpreted vs compiled ({which})"
+            report.checks.append(
+                _guarded(
+                    name_modes,
+                    lambda m=modes, n=name_modes: _models(
+                        n, m[0], m[1], seeds, steps, policy, "interpreted", "compiled"
+                    ),
+                )
+            )
     if proto_fn is not None:
         name_models = "prototype vs port"
         report.checks.append(

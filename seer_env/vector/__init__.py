@@ -18,15 +18,31 @@ from seer_env.vector.sync import SeerVectorEnv
 __all__ = ["SeerAsyncVectorEnv", "SeerVectorEnv", "make", "make_async"]
 
 
-def make(name: str | type[NumbaModel], num_envs: int, **config: Any) -> SeerVectorEnv:
-    """``num_envs`` instances of env ``name`` as one Gymnasium VectorEnv (``sync``'s doc).
+def make(
+    name: str | type[NumbaModel],
+    num_instances: int | None = None,
+    *,
+    num_envs: int | None = None,
+    **config: Any,
+) -> SeerVectorEnv:
+    """``num_instances`` instances of env ``name`` as one Gymnasium VectorEnv (``sync``'s doc).
 
+    The vector env's ``num_envs`` attribute counts rows (agents of every
+    instance), as Gymnasium's wrappers expect; the ``num_envs=`` keyword is the
+    deprecated name of ``num_instances`` (``seer_env.vector.instance_count``).
     ``name`` may also be a ``seer_env.NumbaModel`` subclass (compiled): ``config``
     then holds its parameters and the runtime options (``seer_env.options``).
     """
-    return SeerVectorEnv(name, num_envs, **config)
+    return SeerVectorEnv(name, num_instances, num_envs=num_envs, **config)
 
 
-def make_async(name: str, num_envs: int, num_batches: int = 2, **config: Any) -> SeerAsyncVectorEnv:
-    """``num_envs`` instances of ``name`` in ``num_batches`` async batches (``asynchronous``)."""
-    return SeerAsyncVectorEnv(name, num_envs, num_batches, **config)
+def make_async(
+    name: str,
+    num_instances: int | None = None,
+    num_batches: int = 2,
+    *,
+    num_envs: int | None = None,
+    **config: Any,
+) -> SeerAsyncVectorEnv:
+    """``num_instances`` instances of ``name`` in ``num_batches`` async batches (see there)."""
+    return SeerAsyncVectorEnv(name, num_instances, num_batches, num_envs=num_envs, **config)

@@ -9,7 +9,7 @@ computes the policy for another batch; ``step_wait(batch=b)`` returns what
 ``SeerVectorEnv.step`` would have. Two half-batches in flight:
 
 ```python
-env = seer_env.vector.make_async("aircraft_v0", num_envs=8, num_batches=2, num_uavs=128)
+env = seer_env.vector.make_async("aircraft_v0", num_instances=8, num_batches=2, num_uavs=128)
 obs, _ = env.reset(seed=0)
 obs = [obs[env.rows(0)], obs[env.rows(1)]]
 env.step_async(policy(obs[0]), batch=0)
@@ -30,7 +30,9 @@ by the ``step_wait`` of its batch, its message naming the instance
 (``exc.instance``, counted over all batches); that instance resets on its
 next step, like in ``SeerVectorEnv``. ``num_threads`` applies to each batch
 (each has its own pool); ``check`` and ``check_steps`` to every instance, as
-in ``SeerVectorEnv``. ``close()`` joins every background thread.
+in ``SeerVectorEnv``. A call on every batch checks all of them before any
+acts; Ctrl-C interrupts every batch. ``close()`` interrupts the steps in
+flight (their instances autoreset) and joins every background thread.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from seer_env.validation import validate_int, validate_seed
+from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.sync import SeerVectorEnv
 
 __all__ = ["SeerAsyncVectorEnv"]
@@ -53,12 +56,22 @@ class SeerAsyncVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, name: str, num_envs: int, num_batches: int = 2, **config: Any) -> None:
-        self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
+    def __init__(
+        self,
+        name: str,
+        num_instances: int | None = None,
+        num_batches: int = 2,
+        *,
+        num_envs: int | None = None,
+        **config: Any,
+    ) -> None:
+        # num_envs= is the deprecated name of num_instances (seer_env.vector.instance_count).
+        self.num_instances = resolve_num_instances(num_instances, num_envs)
         self.num_batches = validate_int("num_batches", num_batches, 1, self.num_instances)
         if self.num_instances % self.num_batches:
             raise ValueError(
-                f"num_batches must divide num_envs={self.num_instances}, got {self.num_batches}"
+                f"num_batches must divide num_instances={self.num_instances}, "
+                f"got {self.num_batches}"
             )
         seed = validate_seed(config.pop("seed", None))
         #: Instances per batch.
@@ -75,11 +88,20 @@ class SeerAsyncVectorEnv(VectorEnv):
         self.agents_per_instance = first.agents_per_instance
         self.single_observation_space = first.single_observation_space
         self.single_action_space = first.single_action_space
+        self.single_state_space = first.single_state_space
         self.num_envs = self.num_instances * self.agents_per_instance
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.max_cycles = first.max_cycles
         self._batch_rows = size * self.agents_per_instance
+
+    def state(self) -> np.ndarray:
+        """Every instance's global state, ``float32[num_instances, state_dim]`` (none in flight)."""
+        return np.concatenate([b.state() for b in self.batches])
+
+    def neighbours(self) -> np.ndarray:
+        """Every instance's neighbour table, ``int64[num_instances, agents, max_degree]``."""
+        return np.concatenate([b.neighbours() for b in self.batches])
 
     def rows(self, batch: int) -> slice:
         """The rows of batch ``batch`` in the full ``[num_envs, ...]`` arrays."""
@@ -88,33 +110,39 @@ class SeerAsyncVectorEnv(VectorEnv):
 
     # -- API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        """Reset every batch (or the instances in ``options["reset_mask"]``); waits."""
+        """Reset every batch (or the instances in ``options["reset_mask"]``); waits.
+
+        Everything is checked before any batch resets: a call that raises
+        resets nothing (unless the runtime fails midway, as in SeerVectorEnv).
+        """
         m, size = self.num_instances, self.batch_instances
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) != m:
-                raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
-            seeds = [list(seed[b * size : (b + 1) * size]) for b in range(self.num_batches)]
-        elif seed is None:
-            seeds = [None] * self.num_batches
-        else:
-            base = validate_seed(seed)
-            seeds = [(base + b * size) % 2**64 for b in range(self.num_batches)]
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be None or a dict, got {options!r}")
-        masks: list[Any] = [None] * self.num_batches
-        if options and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"], dtype=bool)
-            if mask.shape not in ((m,), (self.num_envs,)):
-                raise ValueError(
-                    f"options['reset_mask'] must have shape ({m},) or ({self.num_envs},), "
-                    f"got {mask.shape}"
-                )
-            per = len(mask) // self.num_batches
-            masks = [mask[b * per : (b + 1) * per] for b in range(self.num_batches)]
-        results = []
-        for vec, s, mask in zip(self.batches, seeds, masks):
-            opts = None if mask is None else {**options, "reset_mask": mask}
-            results.append(vec.reset(seed=s, options=opts))
+        with self._every_batch("reset()"):
+            if isinstance(seed, (list, tuple, np.ndarray)):
+                if len(seed) != m:
+                    raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
+                seeds = [list(seed[b * size : (b + 1) * size]) for b in range(self.num_batches)]
+            elif seed is None:
+                seeds = [None] * self.num_batches
+            else:
+                base = validate_seed(seed)
+                seeds = [(base + b * size) % 2**64 for b in range(self.num_batches)]
+            if options is not None and not isinstance(options, dict):
+                raise ValueError(f"options must be None or a dict, got {options!r}")
+            masks: list[Any] = [None] * self.num_batches
+            if options and "reset_mask" in options:
+                mask = np.asarray(options["reset_mask"], dtype=bool)
+                if mask.shape not in ((m,), (self.num_envs,)):
+                    raise ValueError(
+                        f"options['reset_mask'] must have shape ({m},) or ({self.num_envs},), "
+                        f"got {mask.shape}"
+                    )
+                per = len(mask) // self.num_batches
+                masks = [mask[b * per : (b + 1) * per] for b in range(self.num_batches)]
+            plans = []
+            for vec, s, mask in zip(self.batches, seeds, masks):
+                opts = None if mask is None else {**options, "reset_mask": mask}
+                plans.append(vec._check_reset(s, opts))
+            results = [vec._reset(plan) for vec, plan in zip(self.batches, plans)]
         obs = np.concatenate([r[0] for r in results])
         return obs, _concat_infos([r[1] for r in results])
 
@@ -122,60 +150,127 @@ class SeerAsyncVectorEnv(VectorEnv):
         """Check ``actions`` and start the step of ``batch`` (all batches if None); returns at once.
 
         ``actions`` has the rows of ``batch`` only (``[num_envs // num_batches *
-        agents, ...]``), or every row when ``batch`` is None.
+        agents, ...]``), or every row when ``batch`` is None. Every batch's
+        rows are checked before any batch starts (an error names the row of
+        ``actions``).
         """
         if batch is not None:
             self.batches[self._batch(batch)].step_async(actions)
             return
-        actions = np.asarray(actions)
-        if actions.shape != self.action_space.shape:
-            raise ValueError(
-                f"actions must have shape {self.action_space.shape}, got {actions.shape}"
-            )
-        started = []
-        try:
-            for b, vec in enumerate(self.batches):
-                vec.step_async(actions[self.rows(b)])
-                started.append(vec)
-        except BaseException:
-            for vec in started:  # leave nothing in flight behind a refused call
-                with contextlib.suppress(Exception):
-                    vec.step_wait()
-            raise
+        with self._every_batch("step_async()"):
+            self._start_all(actions)
 
     def step_wait(self, batch: int | None = None):
         """Wait for ``batch`` (all batches if None): ``(obs, rewards, terms, truncs, infos)``.
 
         Raises the failure of a background step, naming its instance. With
-        ``batch=None`` every batch is waited for before the first failure is raised.
+        ``batch=None`` every batch must have a step in flight (RuntimeError
+        otherwise, waiting for none); every batch is waited for before the first
+        failure is raised, and a KeyboardInterrupt interrupts the batches not yet done.
         """
         if batch is not None:
             return self.batches[self._batch(batch)].step_wait()
+        with self._every_batch("step_wait()"):
+            idle = [b for b, vec in enumerate(self.batches) if vec._pending is None]
+            if idle:
+                raise RuntimeError(
+                    f"step_wait() called without a step_async() in flight for batch {idle[0]} "
+                    "(step_async(actions) starts every batch; a batch started alone is "
+                    "waited for with step_wait(batch=b))"
+                )
+            return self._wait_all()
+
+    def step(self, actions: np.ndarray):
+        """Step every batch (concurrently, in the background) and wait: ``SeerVectorEnv.step``.
+
+        Ctrl-C interrupts every batch; their interrupted instances autoreset.
+        """
+        with self._every_batch("step()"):
+            self._start_all(actions)
+            return self._wait_all()
+
+    def close(self, **kwargs: Any) -> None:
+        """Join every batch's threads; steps in flight are interrupted (``SeerVectorEnv.close``)."""
+        self.close_extras(**kwargs)
+        self.closed = True
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Interrupt the steps in flight (results dropped) and join every batch's threads.
+
+        RuntimeError, closing nothing, while a call runs on any batch in another thread.
+        """
+        batches = self.__dict__.get("batches", [])
+        with self._every_batch("close()", batches):
+            for vec in batches:
+                vec._close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "closed", True):
+            try:
+                self.close()
+            except RuntimeError:  # another thread is inside a call (interpreter exit)
+                pass
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _batch(self, batch: int) -> int:
+        return validate_int("batch", batch, 0, self.num_batches - 1)
+
+    @contextlib.contextmanager
+    def _every_batch(self, what: str, batches: list[SeerVectorEnv] | None = None):
+        """Hold every batch's one-call flag (RuntimeError, taking none, if one is busy)."""
+        held: list[SeerVectorEnv] = []
+        try:
+            for vec in self.batches if batches is None else batches:
+                vec._call.take(what)
+                held.append(vec)
+            self.closed = False
+            yield
+        finally:
+            for vec in held:
+                vec._call.release()
+
+    def _start_all(self, actions: Any) -> None:
+        """Check every batch's rows, then start every batch (nothing starts on an error)."""
+        live = np.concatenate([vec._live_rows() for vec in self.batches])
+        for vec in self.batches:
+            vec._require_no_step_in_flight("step")
+            if not vec._started:
+                raise RuntimeError("step() called before reset()")
+        checked = self.batches[0]._actions.check_array(actions, self.num_envs, live=live)
+        steps = [
+            vec._check_step(checked[self.rows(b)], checked=True)
+            for b, vec in enumerate(self.batches)
+        ]
+        started: list[SeerVectorEnv] = []
+        try:
+            for vec, step in zip(self.batches, steps):
+                vec._launch(step)
+                started.append(vec)
+        except BaseException:
+            for vec in started:  # leave nothing in flight behind a failed call
+                with contextlib.suppress(BaseException):
+                    vec._wait(interrupt=True)
+            raise
+
+    def _wait_all(self):
+        """Wait for every batch; after a KeyboardInterrupt, interrupt the rest first."""
         results, error = [], None
         for vec in self.batches:
             try:
-                results.append(vec.step_wait())
-            except Exception as exc:  # wait for the others before raising
-                error = error or exc
+                results.append(vec._wait(interrupt=isinstance(error, KeyboardInterrupt)))
+            except BaseException as exc:  # wait for the others before raising
+                if (
+                    error is None
+                    or isinstance(exc, KeyboardInterrupt)
+                    and not isinstance(error, KeyboardInterrupt)
+                ):
+                    error = exc
         if error is not None:
             raise error
         return (
             *(np.concatenate([r[k] for r in results]) for k in range(4)),
             _concat_infos([r[4] for r in results]),
         )
-
-    def step(self, actions: np.ndarray):
-        """Step every batch (concurrently, in the background) and wait: ``SeerVectorEnv.step``."""
-        self.step_async(actions)
-        return self.step_wait()
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Join every batch's background thread (steps in flight finish first)."""
-        for vec in self.__dict__.get("batches", []):
-            vec.close()
-
-    def _batch(self, batch: int) -> int:
-        return validate_int("batch", batch, 0, self.num_batches - 1)
 
 
 def _concat_infos(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

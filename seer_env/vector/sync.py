@@ -1,9 +1,9 @@
 """The vector env: many instances of one seer_env env as one Gymnasium VectorEnv.
 
-``seer_env.vector.make("pcs_v0", num_envs=M, **config)`` steps all M instances
+``seer_env.vector.make("pcs_v0", num_instances=M, **config)`` steps all M instances
 in one C++ call: with ``executor="parallel"`` they share one thread pool and
 one executive list, so small instances fill the threads together.
-``make(NumbaPcs, num_envs=M, width=8, ...)`` does the same for a compiled
+``make(NumbaPcs, num_instances=M, width=8, ...)`` does the same for a compiled
 ``seer_env.NumbaModel`` subclass.
 
 Layout (SuperSuit's): agents are flattened into the batch. Row
@@ -36,17 +36,30 @@ outputs do not change.
 instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
 ``options={"reset_mask": mask}`` (one value per row or per instance) resets
 only the masked instances.
+
+One call at a time: a call made while another runs (in another thread)
+raises ``RuntimeError: ... in progress``, ``close()`` included. A step that
+fails (an error, Ctrl-C, ``request_interrupt()``) keeps the bookkeeping of
+the instances that completed it; the failed ones autoreset on the next step.
+``close()`` with a ``step_async()`` in flight interrupts that step and drops
+its results: every instance autoresets on the next step (docs/reliability.md).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+import weakref
+from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from seer_env import _core
+from seer_env import _core, neighbours
 from seer_env.action_checker import ActionChecker
 from seer_env.env import SeerParallelEnv
 from seer_env.model_source import is_numba_model, new_vector_simulation
@@ -54,7 +67,8 @@ from seer_env.models.numba import NumbaModel
 from seer_env.options import option_names
 from seer_env.registry import make as make_env
 from seer_env.seeding import episode_seed
-from seer_env.validation import validate_int, validate_seed
+from seer_env.validation import validate_seed
+from seer_env.vector.instance_count import resolve_num_instances
 
 _STEP, _RESET, _SKIP = 0, 1, 2
 
@@ -64,6 +78,68 @@ class _Step(NamedTuple):
 
     args: tuple  # (actions, alive, modes, seeds) for the C++ call
     resetting: np.ndarray  # instances that autoreset instead of stepping
+
+
+class _Reset(NamedTuple):
+    """A checked ``reset()``: which instances reset, and with which seeds."""
+
+    mask: np.ndarray  # bool per instance
+    seeds: np.ndarray  # uint64 per instance (0 where not reset)
+
+
+class _OneCall:
+    """The vector env's "one call at a time" flag, taken without blocking.
+
+    The C++ batch has a busy flag too, but the Python part of a call (the
+    action check, the bookkeeping) runs outside it, and ``close()`` must not
+    run while another thread is inside ``step()``.
+    """
+
+    __slots__ = ("_lock", "_what")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._what = ""
+
+    def take(self, what: str) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(
+                f"{what} called while another call on this vector env is in progress (in "
+                f"another thread: {self._what}); wait for it to return"
+            )
+        self._what = what
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    @contextmanager
+    def held(self, what: str):
+        self.take(what)
+        try:
+            yield
+        finally:
+            self.release()
+
+
+# Every live vector env, for the fork handler below.
+_LIVE: weakref.WeakSet[SeerVectorEnv] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A call that ran on another thread at the fork never returns in the child: forget it."""
+    for env in list(_LIVE):
+        if env._call.locked():
+            env._call = _OneCall()
+            env._pending = None
+            env._autoreset[:] = True  # the runtime's instances were mid-call: all need a reset
+            with contextlib.suppress(Exception):
+                env.sim.close()  # forgets a background step of the parent's (step_wait's)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def name_instance(exc: BaseException, instance: int) -> None:
@@ -93,8 +169,16 @@ class SeerVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, name: str | type[NumbaModel], num_envs: int, **config: Any) -> None:
-        self.num_instances = validate_int("num_envs", num_envs, 1, 65536)
+    def __init__(
+        self,
+        name: str | type[NumbaModel],
+        num_instances: int | None = None,
+        *,
+        num_envs: int | None = None,
+        **config: Any,
+    ) -> None:
+        # num_envs= is the deprecated name of num_instances (seer_env.vector.instance_count).
+        self.num_instances = resolve_num_instances(num_instances, num_envs)
         seed = validate_seed(config.pop("seed", None))
         proto = _prototype(name, config)  # validates config, declares spaces
         if proto._stpa_request is not None:  # num_threads="auto": STPA picks once, for the batch
@@ -106,9 +190,10 @@ class SeerVectorEnv(VectorEnv):
         agent = proto.possible_agents[0]
         self.single_observation_space = proto.observation_space(agent)
         self.single_action_space = proto.action_space(agent)
+        #: One instance's global state space (``state()`` returns one row per instance).
+        self.single_state_space = proto.state_space
+        self._neighbour_rule = neighbours.rule_for(proto)
         self.num_envs = self.num_instances * self.agents_per_instance
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.max_cycles = proto.max_cycles
         self._config = config
         self._base_seed = seed
@@ -118,7 +203,12 @@ class SeerVectorEnv(VectorEnv):
         # Kept to rebuild the batch when unpickled (STPA's choice included).
         self._sim_args = (proto._model, dict(proto._model_config), dict(proto._options))
         self._check_steps = proto._check_steps  # checked steps of each instance after reset 1
+        # The batch first: it checks that num_envs instances fit in memory before
+        # anything big exists (the batched spaces hold two arrays of every row).
         self.sim = self._new_simulation()
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._call = _OneCall()
         m, a = self.num_instances, self.agents_per_instance
         self._episode_seeds: list[int | None] = [None] * m
         self._cycles = np.zeros(m, dtype=np.int64)
@@ -126,8 +216,10 @@ class SeerVectorEnv(VectorEnv):
         self._alive = np.ones(m * a, dtype=np.uint8)  # rows still acting
         self._started = False
         self._pending: _Step | None = None  # the step_async() in flight
+        self._pending_pid = 0  # the process that started it (a forked child has no such step)
         #: Added to instance indices in error messages (set by SeerAsyncVectorEnv).
         self.instance_offset = 0
+        _LIVE.add(self)
 
     def _new_simulation(self) -> _core.VectorSimulation:
         model, config, options = self._sim_args
@@ -174,6 +266,135 @@ class SeerVectorEnv(VectorEnv):
     # -- API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """Reset all instances (or those in ``options["reset_mask"]``)."""
+        with self._call.held("reset()"):
+            return self._reset(self._check_reset(seed, options))
+
+    def render(self):
+        """Not implemented: a vector env keeps no per-instance env to draw.
+
+        Raises:
+            NotImplementedError: always, with what to do instead.
+        """
+        raise NotImplementedError(
+            "SeerVectorEnv steps its instances in one C++ batch and keeps no per-instance env "
+            "to render: to watch instance i, build seer_env.make(name, render_mode='rgb_array', "
+            "...) seeded like it (seed + i) and render that env"
+        )
+
+    def state(self) -> np.ndarray:
+        """Every instance's global state: fresh ``float32[num_instances, state_dim]``.
+
+        Row ``i`` is what a single env's ``state()`` returns for instance ``i``
+        after the same steps (``single_state_space``).
+        """
+        with self._call.held("state()"):
+            self._require_no_step_in_flight("state")
+            if not self._started:
+                raise RuntimeError("state() called before reset()")
+            return self.sim.states()
+
+    def neighbours(self) -> np.ndarray:
+        """Every instance's neighbour table: ``int64[num_instances, agents, max_degree]``.
+
+        Instance ``i``'s table is what a single env's ``neighbours()`` returns
+        (``seer_env.neighbours``); ``-1`` pads unused slots. A static structure
+        (pcs) is one read-only table broadcast over the instances (no copy).
+
+        Raises:
+            NotImplementedError: the env declares no neighbour structure.
+        """
+        rule, m = self._neighbour_rule, self.num_instances
+        if rule is None:
+            raise NotImplementedError(f"{self.env_name!r} declares no neighbour structure")
+        if rule.static is not None:
+            return np.broadcast_to(rule.static, (m, *rule.static.shape))
+        with self._call.held("neighbours()"):
+            self._require_no_step_in_flight("neighbours")
+            if not self._started:
+                raise RuntimeError("neighbours() called before reset()")
+            return np.stack([rule.from_states(self.sim.entity_states(i)) for i in range(m)])
+
+    def step(self, actions: np.ndarray):
+        """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
+        return (*self.step_rows(actions), self._infos())
+
+    def step_rows(self, actions: np.ndarray):
+        """``step()`` without the infos dict: ``(obs, rewards, terminations, truncations)``.
+
+        Fresh arrays (the next step does not overwrite them); infos stay in
+        ``self.sim.infos`` until the next step. For adapters (TorchRL) that
+        read the info table themselves.
+        """
+        with self._call.held("step()"):
+            step = self._check_step(actions)
+            self.closed = False  # in use again: close() (or garbage collection) has work
+            return self._run_step(self.sim.step, step, *step.args)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Start ``step(actions)`` on a background thread and return at once.
+
+        The actions are checked (ValueError) and copied before this returns;
+        the C++ step runs without the GIL while the caller computes something
+        else. ``step_wait()`` returns what ``step(actions)`` would have.
+        Anything else on this env before ``step_wait()`` raises RuntimeError,
+        except ``close()``, which interrupts the step and drops its results.
+        """
+        with self._call.held("step_async()"):
+            self._launch(self._check_step(actions))
+
+    def step_wait(self):
+        """Wait for the ``step_async()`` in flight; ``(obs, rewards, terms, truncs, infos)``.
+
+        A failure inside the background step is raised here, its message
+        naming the instance (``exc.instance``); that instance resets on the
+        next step. In a child forked while the step was in flight, RuntimeError
+        (the step runs in the parent only) and every instance resets on the next step.
+        """
+        with self._call.held("step_wait()"):
+            return self._wait()
+
+    def close(self, **kwargs: Any) -> None:
+        """Join this env's threads; a ``step_async()`` in flight is interrupted (see close_extras).
+
+        Every call does the work: the env stays usable after ``close()``, and a
+        later close has threads to join again.
+        """
+        self.close_extras(**kwargs)
+        self.closed = True
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Join the background thread and the worker threads.
+
+        A ``step_async()`` in flight is interrupted and its results dropped
+        (every instance autoresets on the next step); RuntimeError while
+        another call runs in another thread. A later step starts fresh threads.
+        """
+        if self.__dict__.get("sim") is None:  # the constructor failed
+            return
+        with self._call.held("close()"):
+            self._close()
+
+    def __del__(self) -> None:
+        if not getattr(self, "closed", True):
+            try:
+                self.close()
+            except RuntimeError:  # another thread is inside a call (interpreter exit)
+                pass
+
+    # -- the steps of a call (the caller holds self._call) ----------------------------------------
+    def _close(self) -> None:
+        self.sim.close()  # interrupts a background step in flight rather than wait for it
+        if self._pending is not None:
+            self._drop_pending()
+        self.sim.release_threads()
+        self.closed = True
+
+    def _require_no_step_in_flight(self, what: str) -> None:
+        if self._pending is not None:
+            raise RuntimeError(f"{what}() called with a step_async() in flight; call step_wait()")
+
+    def _check_reset(self, seed: Any, options: Any) -> _Reset:
+        """What ``reset()`` checks, changing nothing: which instances reset, with which seeds."""
         self._require_no_step_in_flight("reset")
         m = self.num_instances
         if options is not None and not isinstance(options, dict):
@@ -194,82 +415,48 @@ class SeerVectorEnv(VectorEnv):
         for i in range(m):
             if mask[i]:
                 chosen[i] = seeds[i] if seeds[i] is not None else self._next_seed(i)
+        return _Reset(mask, chosen)
+
+    def _reset(self, plan: _Reset):
+        mask, seeds = plan
         modes = np.where(mask, _RESET, _SKIP).astype(np.uint8)
         if not self._started:  # the first episodes: check their first steps
             self.sim.check_next_steps(self._check_steps)
-        self.sim.step(self._zeros_action(), None, modes, chosen)
-        for i in np.flatnonzero(mask):
-            self._episode_seeds[i] = int(chosen[i])
-        self._cycles[mask] = 0
-        self._autoreset[mask] = False
-        self._alive[self._rows(mask)] = 1
-        self._started = True
+        self.closed = False
+        try:
+            self.sim.step(self._zeros_action(), None, modes, seeds)
+        except BaseException as exc:  # Ctrl-C too: the instances reset so far stay reset
+            done = mask & self._reset_completed()
+            self._settle_resets(done, seeds)
+            self._fail(exc, mask & ~done)
+            raise
+        self._settle_resets(mask, seeds)
         return self.sim.observations.copy(), self._infos()
 
-    def step(self, actions: np.ndarray):
-        """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
-        return (*self.step_rows(actions), self._infos())
+    def _settle_resets(self, done: np.ndarray, seeds: np.ndarray) -> None:
+        for i in np.flatnonzero(done):
+            self._episode_seeds[i] = int(seeds[i])
+        self._cycles[done] = 0
+        self._autoreset[done] = False
+        self._alive[self._rows(done)] = 1
+        self._started = True
 
-    def step_rows(self, actions: np.ndarray):
-        """``step()`` without the infos dict: ``(obs, rewards, terminations, truncations)``.
+    def _live_rows(self) -> np.ndarray:
+        """Rows whose actions the next step reads: live agents of instances that step."""
+        return self._alive.view(bool) & ~self._rows(self._autoreset)
 
-        Fresh arrays (the next step does not overwrite them); infos stay in
-        ``self.sim.infos`` until the next step. For adapters (TorchRL) that
-        read the info table themselves.
+    def _check_step(self, actions: Any, *, checked: bool = False) -> _Step:
+        """Check ``actions`` and decide what each instance does (step or autoreset).
+
+        Changes nothing. ``checked``: ``actions`` already passed ``_actions.check_array``
+        (the async env checks all its batches' rows at once).
         """
-        step = self._begin_step(actions)
-        self._run(self.sim.step, *step.args)
-        return self._finish_step(step)
-
-    def step_async(self, actions: np.ndarray) -> None:
-        """Start ``step(actions)`` on a background thread and return at once.
-
-        The actions are checked (ValueError) and copied before this returns;
-        the C++ step runs without the GIL while the caller computes something
-        else. ``step_wait()`` returns what ``step(actions)`` would have.
-        Anything else on this env before ``step_wait()`` raises RuntimeError.
-        """
-        step = self._begin_step(actions)
-        self.sim.step_async(*step.args)
-        self._pending = step
-
-    def step_wait(self):
-        """Wait for the ``step_async()`` in flight; ``(obs, rewards, terms, truncs, infos)``.
-
-        A failure inside the background step is raised here, its message
-        naming the instance (``exc.instance``); that instance resets on the
-        next step.
-        """
-        if self._pending is None:
-            raise RuntimeError("step_wait() called without a step_async() in flight")
-        step, self._pending = self._pending, None
-        self._run(self.sim.step_wait)
-        return (*self._finish_step(step), self._infos())
-
-    def _require_no_step_in_flight(self, what: str) -> None:
-        if self._pending is not None:
-            raise RuntimeError(f"{what}() called with a step_async() in flight; call step_wait()")
-
-    def _run(self, call, *args) -> None:
-        """Run a C++ step call; failed instances autoreset next, the first is named."""
-        try:
-            call(*args)
-        except BaseException as exc:  # KeyboardInterrupt too: interrupted instances need a reset
-            failed = list(self.sim.failed_instances)
-            for i in failed:  # they need a reset: autoreset them next
-                self._autoreset[i] = True
-            if failed:
-                name_instance(exc, self.instance_offset + failed[0])
-            raise
-
-    def _begin_step(self, actions: np.ndarray) -> _Step:
-        """Check ``actions`` and decide what each instance does (step or autoreset)."""
         self._require_no_step_in_flight("step")
         if not self._started:
             raise RuntimeError("step() called before reset()")
         self.sim.prewake()  # parked workers wake while we check the actions
-        # Rows of agents no longer acting (done, or their instance resets) are not checked.
-        actions = self._actions.check_array(actions, self.num_envs, live=self._alive.view(bool))
+        if not checked:
+            actions = self._actions.check_array(actions, self.num_envs, live=self._live_rows())
         resetting = self._autoreset.copy()
         seeds = np.zeros(self.num_instances, dtype=np.uint64)
         for i in np.flatnonzero(resetting):
@@ -277,34 +464,126 @@ class SeerVectorEnv(VectorEnv):
         modes = np.where(resetting, _RESET, _STEP).astype(np.uint8)
         return _Step((actions, self._alive.copy(), modes, seeds), resetting)
 
-    def _finish_step(self, step: _Step):
-        """The step's outputs as fresh arrays, with black death and autoreset applied."""
-        resetting, seeds, was_alive = step.resetting, step.args[3], step.args[1]
-        for i in np.flatnonzero(resetting):
-            self._episode_seeds[i] = int(seeds[i])
-        self._cycles[~resetting] += 1
-        self._cycles[resetting] = 0
+    def _launch(self, step: _Step) -> None:
+        """Start a checked step in the background."""
+        self.closed = False
+        self.sim.step_async(*step.args)
+        self._pending = step
+        self._pending_pid = os.getpid()
 
-        obs = self.sim.observations.copy()
-        rewards = self.sim.rewards.copy()
+    def _wait(self, *, interrupt: bool = False):
+        """Wait for the step in flight (``interrupt``: stop it first); step_wait's result."""
+        if self._pending is None:
+            raise RuntimeError("step_wait() called without a step_async() in flight")
+        if self._pending_pid != os.getpid():  # a forked child: the parent's thread ran the step
+            self.sim.close()  # forgets the parent's background thread
+            self._drop_pending()
+            raise RuntimeError(
+                "step_wait() called in a process forked while a step_async() was in flight: "
+                "that step ran in the parent only; every instance resets on the next step"
+            )
+        step, self._pending = self._pending, None
+        if interrupt:  # holds until the next step starts, even if this one has not begun yet
+            self.sim.request_interrupt()
+        return (*self._run_step(self.sim.step_wait, step), self._infos())
+
+    def _drop_pending(self) -> None:
+        """Forget the step in flight (interrupted, or run by another process): all autoreset.
+
+        Whether or not an instance completed it, its next step resets it with
+        the seed the dropped step would have recorded: the same state either way.
+        """
+        self._pending = None
+        self._autoreset[:] = True
+
+    def _run_step(self, call: Callable[..., None], step: _Step, *args: Any):
+        """Run a C++ step call; ``(obs, rewards, terms, truncs)``.
+
+        On a failure (KeyboardInterrupt too) the instances that completed the
+        step keep its bookkeeping, the failed ones autoreset next, and the
+        first failed instance is named.
+        """
+        try:
+            call(*args)
+        except BaseException as exc:
+            done, untouched = self._step_completed(step)
+            self._settle_step(step, done)
+            self._fail(exc, ~done & ~untouched)
+            raise
+        return self._finish_step(step)
+
+    def _instance_progress(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each instance's ``(needs_reset, steps)`` in the runtime (failure path only)."""
+        m = self.num_instances
+        needs = np.fromiter((self.sim.needs_reset(i) for i in range(m)), dtype=bool, count=m)
+        steps = np.fromiter((self.sim.steps(i) for i in range(m)), dtype=np.int64, count=m)
+        return needs, steps
+
+    def _reset_completed(self) -> np.ndarray:
+        needs, steps = self._instance_progress()
+        return ~needs & (steps == 0)
+
+    def _step_completed(self, step: _Step) -> tuple[np.ndarray, np.ndarray]:
+        """After a failed call: the instances that completed ``step``, and those it never reached.
+
+        Read from the runtime (the failure list names only the failures the
+        call reported): a stepping instance completed it when it has one step
+        more than our count and needs no reset; a resetting one when it is at step 0.
+        """
+        needs, steps = self._instance_progress()
+        resetting = step.resetting
+        done = ~needs & np.where(resetting, steps == 0, steps == self._cycles + 1)
+        untouched = ~needs & ~resetting & (steps == self._cycles)
+        return done, untouched
+
+    def _fail(self, exc: BaseException, failed: np.ndarray) -> None:
+        """Failed instances autoreset next; ``exc`` names the first (``exc.instance``)."""
+        self._autoreset |= failed
+        reported = [i for i in self.sim.failed_instances if failed[i]]
+        first = reported or np.flatnonzero(failed).tolist()
+        if first:
+            name_instance(exc, self.instance_offset + int(first[0]))
+
+    def _settle_step(self, step: _Step, done: np.ndarray | None = None):
+        """A step's bookkeeping for the instances in ``done`` (None: all).
+
+        Returns the batch's ``(terms, truncs, dead, reset_rows)``: flags with
+        black death and autoreset applied, rows that were dead before the step
+        and rows that reset in it.
+        """
+        resetting, seeds, was_alive = step.resetting, step.args[3], step.args[1]
+        ok = np.ones(self.num_instances, dtype=bool) if done is None else done
+        for i in np.flatnonzero(resetting & ok):
+            self._episode_seeds[i] = int(seeds[i])
+        self._cycles[~resetting & ok] += 1
+        self._cycles[resetting & ok] = 0
+
         terms = self.sim.terminations.astype(bool)
         truncs = self.sim.truncations.astype(bool)
         truncs |= self._rows(self._cycles >= self.max_cycles)
         # Black death: rows dead before this step report nothing.
-        dead = ~was_alive.astype(bool) & ~self._rows(resetting)
-        obs[dead] = 0
-        rewards[dead] = 0.0
-        terms[dead] = False
-        truncs[dead] = False
         reset_rows = self._rows(resetting)
-        rewards[reset_rows] = 0.0
-        terms[reset_rows] = False
-        truncs[reset_rows] = False
+        dead = ~was_alive.astype(bool) & ~reset_rows
+        terms[dead | reset_rows] = False
+        truncs[dead | reset_rows] = False
 
-        self._alive[reset_rows] = 1
-        self._alive[terms | truncs] = 0
-        done_instances = ~self._alive.reshape(self.num_instances, -1).any(axis=1)
-        self._autoreset = done_instances & ~resetting | self._autoreset & ~resetting
+        alive = self._alive.copy()
+        alive[reset_rows] = 1
+        alive[terms | truncs] = 0
+        ok_rows = self._rows(ok)
+        self._alive[ok_rows] = alive[ok_rows]
+        done_instances = ~alive.reshape(self.num_instances, -1).any(axis=1)
+        autoreset = done_instances & ~resetting | self._autoreset & ~resetting
+        self._autoreset[ok] = autoreset[ok]
+        return terms, truncs, dead, reset_rows
+
+    def _finish_step(self, step: _Step):
+        """The step's outputs as fresh arrays, with black death and autoreset applied."""
+        obs = self.sim.observations.copy()
+        rewards = self.sim.rewards.copy()
+        terms, truncs, dead, reset_rows = self._settle_step(step)
+        obs[dead] = 0
+        rewards[dead | reset_rows] = 0.0
         return obs, rewards, terms, truncs
 
     # -- pickling -------------------------------------------------------------------------------
@@ -314,35 +593,27 @@ class SeerVectorEnv(VectorEnv):
         An instance never reset, or waiting for its autoreset after a failure,
         has nothing to save: it is rebuilt fresh, and autoresets as it would have.
         """
-        if self.sim.busy:  # mid-step there is no consistent boundary to save
-            raise RuntimeError(
-                "pickling called while another call on this vector env is in progress (in "
-                "another thread); wait for it to return"
-            )
-        state = self.__dict__.copy()
-        sim = state.pop("sim")
-        state["_saved_instances"] = [
-            sim.save(i) if seed is not None and not sim.needs_reset(i) else None
-            for i, seed in enumerate(self._episode_seeds)
-        ]
-        return state
+        with self._call.held("pickling"):
+            if self.sim.busy:  # mid-step there is no consistent boundary to save
+                raise RuntimeError(
+                    "pickling called while another call on this vector env is in progress (in "
+                    "another thread, or a step_async() in flight); wait for it to return"
+                )
+            state = self.__dict__.copy()
+            del state["_call"]
+            sim = state.pop("sim")
+            state["_saved_instances"] = [
+                sim.save(i) if seed is not None and not sim.needs_reset(i) else None
+                for i, seed in enumerate(self._episode_seeds)
+            ]
+            return state
 
     def __setstate__(self, state: dict) -> None:
         saved = state.pop("_saved_instances")
         self.__dict__.update(state)
+        self._call = _OneCall()
         self.sim = self._new_simulation()
+        _LIVE.add(self)
         for i, blob in enumerate(saved):
             if blob is not None:
                 self.sim.load(i, blob)
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Join the background thread and the worker threads.
-
-        A ``step_async()`` in flight finishes first; the pool is one for the
-        batch, and a later step starts fresh threads.
-        """
-        sim = self.__dict__.get("sim")  # absent when the constructor failed
-        if sim is not None:
-            sim.close()
-            sim.release_threads()
-        self._pending = None

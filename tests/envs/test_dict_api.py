@@ -394,3 +394,193 @@ def test_the_bridge_itself_refuses_to_be_re_entered(item_access):
     assert refused == ["the dict API was re-entered while it built outputs"]
     for got, expected in zip(again[:5], want):
         assert_same(got, expected)
+
+
+# -- env.agents in any order ---------------------------------------------------------------------
+def reorder(live, how, rng):
+    if how == "reversed":
+        return live[::-1]
+    if how == "sorted":  # "cell_10" < "cell_2": not possible_agents' order from 11 agents on
+        return sorted(live)
+    return [live[i] for i in rng.permutation(len(live))]
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+@pytest.mark.parametrize("how", ["reversed", "sorted", "random"])
+@pytest.mark.parametrize("path", ["dict", "step_arrays"])
+def test_reordered_agents_get_their_own_actions_and_outputs(name, how, path):
+    """`env.agents` is the user's list: reordered, every action still reaches its agent
+    and every output comes back under its agent's name (through deaths, 11+ agents)."""
+    length = cycles(name, 25)
+    big = {"width": 4, "height": 4} if name.startswith("pcs") else {"num_uavs": 12}
+    env, ref = make(name, max_cycles=length, **big), make(name, max_cycles=length, **big)
+    env.reset(seed=5)
+    ref.reset(seed=5)
+    rng = np.random.default_rng(5)
+    while ref.agents:
+        env.agents = reorder(list(env.agents), how, rng)
+        assert sorted(env.agents) == sorted(ref.agents)
+        live, ref_live = list(env.agents), list(ref.agents)
+        actions = random_actions(env, rng)
+        ref_out = ref.step_arrays(actions)
+        if path == "dict":
+            given = {a: actions[env.possible_agents.index(a)] for a in live}
+            out = env.step(given)
+            assert [list(d) for d in out] == [live] * 5  # keyed in the caller's order
+            want = expected_outputs(ref, *ref_out, ref_live)
+            for got, expected in zip(out, want):
+                assert_same(dict(sorted(got.items())), dict(sorted(expected.items())))
+        else:
+            for got, expected in zip(env.step_arrays(actions), ref_out):
+                assert_same(got, expected)
+        assert env.sim.digest() == ref.sim.digest()
+        assert sorted(env.agents) == sorted(ref.agents)  # the same agents left
+    assert not env.agents
+
+
+@pytest.mark.parametrize("bad", ["twice", "unknown", "not a str"])
+def test_agents_naming_an_agent_twice_or_no_agent_is_refused_before_stepping(bad):
+    env = make("pcs_v1")
+    env.reset(seed=0)
+    first = env.agents[0]
+    changed = {
+        "twice": [first, *env.agents[:-1]],
+        "unknown": ["ghost_0", *env.agents[1:]],
+        "not a str": [0, *env.agents[1:]],
+    }[bad]
+    env.agents = changed
+    digest = env.sim.digest()
+    match = "twice" if bad == "twice" else "not one of possible_agents"
+    for call in (
+        lambda: env.step({a: 0 for a in env.possible_agents}),
+        lambda: env.step_arrays(np.zeros(len(env.possible_agents), np.int64)),
+    ):
+        with pytest.raises(ValueError, match=rf"env.agents holds .* {match}"):
+            call()
+        assert env.sim.digest() == digest
+
+
+# -- one action-dict policy on every env ---------------------------------------------------------
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_actions_for_every_possible_agent_work_all_episode(name):
+    """`{a: pi(o) for a in env.possible_agents}`: the actions of agents that are done are
+    ignored (unchecked), as PettingZoo's envs and SuperSuit's black_death do."""
+    length = cycles(name, 40)
+    env, ref = make(name, max_cycles=length), make(name, max_cycles=length)
+    env.reset(seed=2)
+    ref.reset(seed=2)
+    rng = np.random.default_rng(2)
+    deaths = 0
+    while ref.agents:
+        actions = random_actions(env, rng)
+        given = dict(zip(env.possible_agents, actions))
+        for a in set(env.possible_agents) - set(env.agents):  # done: any value, even a bad one
+            given[a] = np.full_like(actions[0], np.nan, dtype=np.float64)
+            deaths += 1
+        ref_live = list(ref.agents)
+        out = env.step(given)
+        want = expected_outputs(ref, *ref.step_arrays(actions), ref_live)
+        for got, expected in zip(out, want):
+            assert_same(got, expected)
+        assert env.sim.digest() == ref.sim.digest()
+    if name in AGENTS_DIE:
+        assert deaths > 0
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_an_unknown_key_is_named_and_changes_nothing(name):
+    env = make(name)
+    env.reset(seed=0)
+    zero = np.zeros(env.action_space(env.possible_agents[0]).shape or (), np.float32)
+    action = 0 if not zero.shape else zero
+    digest = env.sim.digest()
+    for given in (
+        {**{a: action for a in env.agents}, "ghost_0": action},  # one key too many
+        {**{a: action for a in env.agents[1:]}, "ghost_0": action},  # in place of a live one
+    ):
+        with pytest.raises(ValueError, match=r"unknown agents \['ghost_0'\]"):
+            env.step(given)
+        assert env.sim.digest() == digest
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_a_live_agent_left_out_is_the_documented_default(name):
+    """Discrete (pcs): a ValueError naming it; Box (aircraft): it hovers (no on_action)."""
+    env = make(name)
+    env.reset(seed=0)
+    left_out = env.agents[0]
+    space = env.action_space(left_out)
+    given = {a: space.sample() * 0 for a in env.agents[1:]}
+    if hasattr(space, "n"):
+        digest = env.sim.digest()
+        with pytest.raises(ValueError, match=rf"no action for live agents \['{left_out}'\]"):
+            env.step(given)
+        assert env.sim.digest() == digest
+    else:
+        env.step(given)  # hovers
+
+
+# -- bools are not actions; a dict changed mid-call; exact values in messages -----------------
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_bool_actions_are_refused_on_the_dict_path_and_step_arrays(name):
+    env = make(name)
+    env.reset(seed=0)
+    first = env.possible_agents[0]
+    n = len(env.possible_agents)
+    discrete = hasattr(env.action_space(first), "n")
+    row = np.zeros(env.action_space(first).shape, np.float32)
+    digest = env.sim.digest()
+    if discrete:
+        dicts = [
+            {a: True if a == first else 1 for a in env.agents},
+            {a: np.bool_(True) if a == first else 1 for a in env.agents},
+        ]
+        arrays = [np.ones(n, bool), [True] + [1] * (n - 1)]
+    else:
+        dicts = [
+            {a: row.astype(bool) if a == first else row for a in env.agents},
+            {a: [True, 0.5, 0.0, 0.0] if a == first else row for a in env.agents},
+        ]
+        arrays = [np.zeros((n, *row.shape), bool)]
+    for given in dicts:
+        with pytest.raises(ValueError, match=rf"actions\['{first}'\] must be .*a bool is not"):
+            env.step(given)
+    for given in arrays:
+        with pytest.raises(ValueError, match=r"a bool is not an action"):
+            env.step_arrays(given)
+    assert env.sim.digest() == digest
+
+
+def test_a_dict_changed_by_another_thread_mid_call_is_a_clear_error_or_a_snapshot():
+    """The checker reads one copy of the dict: a change made meanwhile cannot tear it."""
+
+    class Changing(dict):  # a dict whose own iteration changes it (another thread, say)
+        def keys(self):
+            self.pop(next(iter(self)))
+            return super().keys()
+
+        def __iter__(self):
+            self.pop(next(iter(super().keys())), None)
+            return super().__iter__()
+
+    env = make("pcs_v1")
+    env.reset(seed=0)
+    digest = env.sim.digest()
+    try:
+        env.step(Changing({a: 0 for a in env.agents}))
+    except RuntimeError as e:
+        assert "changed" in str(e)
+    except ValueError as e:  # the snapshot lacks the popped agent: named, as for any dict
+        assert "no action for live agents" in str(e)
+    assert env.sim.digest() == digest
+
+
+def test_a_uint64_action_is_printed_exactly():
+    env = make("pcs_v1")
+    env.reset(seed=0)
+    first = env.agents[0]
+    given = {a: np.uint64(2**63 + 1) if a == first else 0 for a in env.agents}
+    with pytest.raises(
+        ValueError, match=rf"actions\['{first}'\] must be in \[0, 11\), got 9223372036854775809$"
+    ):
+        env.step(given)

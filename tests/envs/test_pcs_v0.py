@@ -333,7 +333,7 @@ INVALID = [
     ("num_threads", 0),
     ("check", "yes"),
     ("event_budget", -1),
-    ("render_mode", "rgb_array"),
+    ("render_mode", "rgb"),  # not one of ansi, human, rgb_array
 ]
 
 

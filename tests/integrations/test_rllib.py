@@ -151,6 +151,13 @@ def test_register_registers_every_env():
     assert seer_rllib.register(prefix="seer/") == [f"seer/{n}" for n in ENV_NAMES]
 
 
+def test_check_resources_needs_ray_initialized():
+    if ray.is_initialized():
+        pytest.skip("a Ray cluster of another test is up")
+    with pytest.raises(RuntimeError, match=r"before ray.init\(\)"):
+        seer_rllib.check_resources(ppo_config("pcs_v0"))
+
+
 # -- on a Ray cluster --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ray_cluster():
@@ -246,3 +253,15 @@ def test_wrapper_agents_follow_agents_that_leave():
             break
     assert seen == [["bot_1", "bot_2"], ["bot_2"], ["bot_2"], ["bot_2"], []]
     assert trunc["__all__"] and not term["__all__"]
+
+
+def test_check_resources_refuses_a_request_the_cluster_cannot_grant(ray_cluster):
+    # The cluster has 4 logical CPUs: 2 runners x 2 fit, 2 x 3 would queue forever.
+    assert seer_rllib.check_resources(ppo_config("pcs_v0", cpus_per_runner=2)) == 4
+    too_big = ppo_config("pcs_v0", cpus_per_runner=3)
+    with pytest.raises(ValueError, match=r"asks Ray for 6 CPUs .* cluster has 4"):
+        seer_rllib.check_resources(too_big)
+    learners = ppo_config("pcs_v0").learners(num_learners=3)  # "auto": 1 CPU each
+    assert seer_rllib.requested_cpus(learners) == 5
+    with pytest.raises(ValueError, match="num_learners=3"):
+        seer_rllib.check_resources(learners)

@@ -115,7 +115,7 @@ def test_scaffold_build_port_verify(tmp_path):
         start = time.perf_counter()
         report = verify(heat_ring.NAME, heat_ring.Prototype)
         assert time.perf_counter() - start < 60
-        assert "entity states and pending events" in str(report)
+        assert "entity states, pending events and the digest" in str(report)
         verify(heat_ring.NAME, heat_ring.Prototype, config={"num_entities": 3}, seeds=(5,))
         assert heat_ring.Prototype is heat_ring_prototype.HeatRing
     finally:

@@ -49,7 +49,7 @@ def test_a_faithful_port_passes(planted):
     report = _verify(0)
     assert report.ok, str(report)
     models = next(c for c in report.checks if c.name == "prototype vs port")
-    assert "entity states and pending events" in models.detail
+    assert "entity states, pending events and the digest" in models.detail
     assert "verify: passed" in str(report)
 
 

@@ -71,7 +71,7 @@ DISCRETE_BAD = [  # (id, agent -> bad value, message)
     ("inf", np.float32(np.inf), r"actions\['cell_0'\] must be an integer, got .*inf"),
     ("negative", -1, r"actions\['cell_0'\] must be in \[0, 11\), got -1"),
     ("too-big", 11, r"actions\['cell_0'\] must be in \[0, 11\), got 11"),
-    ("huge-int", 2**70, r"actions\['cell_0'\] must be in \[0, 11\), got 1.18"),
+    ("huge-int", 2**70, r"actions\['cell_0'\] must be in \[0, 11\), got 1180591620717411303424$"),
     ("string", "a", r"actions\['cell_0'\] must be numeric, got 'a'"),
     ("none", None, r"actions\['cell_0'\] must be numeric, got None"),
     ("complex", 1 + 1j, r"actions\['cell_0'\] must be numeric, got \(1\+1j\)"),
@@ -190,12 +190,15 @@ def test_action_for_dead_agent():
     with pytest.raises(RuntimeError, match=r"no live agents \(episode over\); call reset\(\)"):
         env.step({"uav_0": np.zeros(4, np.float32)})
     # Partly dead: the agents of a fresh episode minus the ones we call dead.
+    # Their actions are ignored, unchecked (PettingZoo's envs, SuperSuit's black_death).
     env2, shadow2 = started(small_aircraft)
     env2.agents = env2.agents[1:]  # what a termination does to the live list
     shadow2.agents = shadow2.agents[1:]
-    with pytest.raises(ValueError, match=r"actions: agents \['uav_0'\] are not live"):
-        env2.step({a: np.zeros(4, np.float32) for a in env2.possible_agents})
-    assert_same_step(env2, shadow2)
+    given = {a: np.zeros(4, np.float32) for a in env2.possible_agents}
+    given["uav_0"] = np.full(4, np.nan)
+    env2.step(given)
+    shadow2.step({a: np.zeros(4, np.float32) for a in shadow2.agents})
+    assert env2.sim.digest() == shadow2.sim.digest()
 
 
 # -- the array fast path ------------------------------------------------------------------------
@@ -515,8 +518,8 @@ VECTOR_BAD = [  # (id, actions for 2 instances x 4 agents, message)
     ("too-big", np.full(8, 11), r"actions\[0\] is outside the action space"),
     ("nan", np.full(8, np.nan), r"actions\[0\] is outside the action space: np.float64\(nan\)"),
     ("fraction", np.full(8, 0.5), r"actions\[0\] is outside the action space"),
-    ("strings", np.array(["a"] * 8), r"actions must be a bool, integer or real array, got dtype"),
-    ("objects", np.array([None] * 8), r"actions must be a bool, integer or real array"),
+    ("strings", np.array(["a"] * 8), r"actions must be an integer or real array, got dtype"),
+    ("objects", np.array([None] * 8), r"actions must be an integer or real array"),
 ]
 
 
@@ -546,7 +549,7 @@ def test_bad_vector_box_actions():
         bad = np.zeros((6, 4), np.float32)
         bad[2, 1] = np.nan
         venv.step(bad)
-    with pytest.raises(ValueError, match=r"actions must be a bool, integer or real array"):
+    with pytest.raises(ValueError, match=r"actions must be an integer or real array"):
         venv.step(np.zeros((6, 4), complex))
     with pytest.raises(ValueError, match=r"reset_mask'\] must have shape \(2,\) or \(6,\)"):
         venv.reset(options={"reset_mask": [True]})

@@ -134,3 +134,12 @@ def test_every_example_has_a_test():
     assert scripts == tested, f"examples without a test: {scripts - tested}"
     # examples/custom_model_cpp is built and tested by tests/models/test_cpp_plugin_sdk.py
     assert (EXAMPLES / "custom_model_cpp" / "pyproject.toml").exists()
+
+
+@pytest.mark.parametrize("env", ["pcs_v0", "pcs_v1"])
+def test_rllib_example_passes_the_grid_size_to_every_pcs_version(env):
+    pytest.importorskip("ray.rllib")
+    example = load("rllib_ppo_pcs")
+    args = example.parse_args(["--env", env, "--width", "6", "--height", "5"])
+    config = example.build_config(args)
+    assert config.env_config["width"] == 6 and config.env_config["height"] == 5

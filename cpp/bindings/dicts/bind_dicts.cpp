@@ -9,11 +9,15 @@
 // (output_recycling.hpp: ~4x less per agent); nothing the caller holds is
 // written again.
 //
-// Actions: a fast path only. A well-formed action dict (exactly the live
-// agents; Discrete: Python/NumPy integers in range; Box: float32/float64
-// vectors of the right size, finite, in bounds) becomes the action array
-// here; anything else returns None and the env's Python checker handles it
-// (and words the error), so there is one checker.
+// Rows are found by name: `live` (the user's `env.agents`) may be in any
+// order; while it keeps possible_agents' order no name is hashed.
+//
+// Actions: a fast path only. A well-formed action dict (every live agent,
+// perhaps agents that are done too, whose actions are ignored; Discrete:
+// Python/NumPy integers in range; Box: float32/float64 vectors of the right
+// size, finite, in bounds) becomes the action array here; anything else
+// returns None and the env's Python checker handles it (and words the
+// error), so there is one checker.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -103,6 +107,7 @@ class DictBridge {
     for (std::size_t i = 0; i < names.size(); ++i) {
       py::object name = intern(names[i]);
       set_item(index_.ptr(), name.ptr(), py::int_(i));
+      names_.push_back(name);
     }
     for (auto key : info_keys) {
       py::object k = intern(py::reinterpret_borrow<py::object>(key));
@@ -116,7 +121,8 @@ class DictBridge {
   // (actions, alive or None) for Simulation.step, or None: not the fast case.
   py::object actions(const py::dict& given, const py::list& live) {
     const std::size_t count = live.size();
-    if (static_cast<std::size_t>(PyDict_Size(given.ptr())) != count) return py::none();
+    const auto size = static_cast<std::size_t>(PyDict_Size(given.ptr()));
+    if (size < count) return py::none();  // a live agent left out: the checker decides
     const std::size_t n = num_agents_;
     const auto rows = static_cast<py::ssize_t>(n);
     py::array arr = discrete_ ? py::array(py::array_t<std::int64_t>(rows))
@@ -130,8 +136,9 @@ class DictBridge {
     auto* floats = discrete_ ? nullptr : static_cast<float*>(arr.mutable_data());
     // A dict built from env.agents holds live's own name objects in live's
     // order: walk it (no hashing). From the first key that differs, look the
-    // remaining agents up; `given` has exactly `count` keys, so finding every
-    // live agent means it holds nothing else.
+    // remaining agents up. With exactly `count` keys, finding every live agent
+    // means it holds nothing else; more keys must all be agents' (those of
+    // agents that are done are ignored, unread).
     Py_ssize_t pos = 0;
     bool in_order = true;
     for (std::size_t j = 0; j < count; ++j) {
@@ -140,8 +147,10 @@ class DictBridge {
       PyObject* value = nullptr;
       if (in_order) in_order = PyDict_Next(given.ptr(), &pos, &key, &value) && key == name;
       if (!in_order) value = PyDict_GetItemWithError(given.ptr(), name);
-      const std::ptrdiff_t i = count == n ? static_cast<std::ptrdiff_t>(j) : index_of(name);
-      if (i < 0 || value == nullptr) {
+      const std::ptrdiff_t i = row_of(name, j);
+      // Not a live agent's action, or `live` names an agent twice or one that
+      // does not exist: the Python checker words it.
+      if (i < 0 || value == nullptr || alive_ptr[i] != 0) {
         if (PyErr_Occurred()) throw py::error_already_set();
         return py::none();
       }
@@ -150,8 +159,47 @@ class DictBridge {
                                 : box_action(value, floats + i * act_dim_);
       if (!ok) return py::none();
     }
+    if (size > count) {
+      Py_ssize_t at = 0;
+      PyObject* key = nullptr;
+      PyObject* value = nullptr;
+      while (PyDict_Next(given.ptr(), &at, &key, &value)) {
+        if (index_of(key) < 0) return py::none();  // no agent's: the checker names it
+      }
+    }
     if (count == n) return py::make_tuple(arr, py::none());
     return py::make_tuple(arr, alive);
+  }
+
+  // None when `live` is possible_agents itself, in order (the same name
+  // objects: no hashing), else the row of each live agent, int64 in live's
+  // order. ValueError when it names an agent twice or one that does not exist:
+  // `env.agents` is the user's list and may have been changed in any way.
+  py::object live_rows(const py::list& live) const {
+    const std::size_t count = live.size();
+    bool identical = count == num_agents_;
+    for (std::size_t j = 0; identical && j < count; ++j) {
+      identical = PyList_GET_ITEM(live.ptr(), j) == names_[j].ptr();
+    }
+    if (identical) return py::none();
+    py::array_t<std::int64_t> rows(static_cast<py::ssize_t>(count));
+    std::int64_t* out = rows.mutable_data();
+    std::vector<std::uint8_t> seen(num_agents_, 0);
+    for (std::size_t j = 0; j < count; ++j) {
+      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
+      const std::ptrdiff_t i = PyUnicode_Check(name) ? index_of(name) : -1;
+      const std::string shown = py::repr(py::handle(name));
+      if (i < 0) {
+        throw std::invalid_argument("env.agents holds " + shown +
+                                    ", which is not one of possible_agents");
+      }
+      if (seen[static_cast<std::size_t>(i)] != 0) {
+        throw std::invalid_argument("env.agents holds " + shown + " twice");
+      }
+      seen[static_cast<std::size_t>(i)] = 1;
+      out[j] = i;
+    }
+    return std::move(rows);
   }
 
   // The five step dicts keyed by `live` (in its order) and the agents left.
@@ -255,6 +303,14 @@ class DictBridge {
     return PyLong_AsSsize_t(i);
   }
 
+  // The row of live[j] == `name`: j itself when it is possible_agents[j]
+  // (the common case: `live` in possible_agents' order), else looked up by
+  // name (a caller may reorder `env.agents`); -1 when it is no agent's.
+  std::ptrdiff_t row_of(PyObject* name, std::size_t j) const {
+    if (j < names_.size() && name == names_[j].ptr()) return static_cast<std::ptrdiff_t>(j);
+    return index_of(name);
+  }
+
   std::ptrdiff_t require_index(PyObject* name) const {
     const std::ptrdiff_t i = index_of(name);
     if (i < 0) {
@@ -270,14 +326,15 @@ class DictBridge {
     }
   }
 
-  // rows_[j]: the row of live[j] (j itself when every agent is live:
-  // ``agents`` keeps the order of ``possible_agents``).
+  // rows_[j]: the row of live[j], by name (row_of: no lookup while `live`
+  // keeps possible_agents' order).
   void locate(const py::list& live) {
     const std::size_t count = live.size();
     rows_.resize(count);
     for (std::size_t j = 0; j < count; ++j) {
-      rows_[j] = count == num_agents_ ? static_cast<std::ptrdiff_t>(j)
-                                      : require_index(PyList_GET_ITEM(live.ptr(), j));
+      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
+      rows_[j] = row_of(name, j);
+      if (rows_[j] < 0) require_index(name);  // throws, naming it
     }
   }
 
@@ -640,7 +697,8 @@ class DictBridge {
   std::int64_t act_n_;
   double low_, high_;
   std::size_t num_agents_ = 0;
-  py::dict index_;          // agent name -> row
+  std::vector<py::object> names_;  // possible_agents (interned), by row
+  py::dict index_;                 // agent name -> row
   py::dict info_template_;  // {info_key: 0}
   std::vector<py::object> info_keys_;
   static constexpr std::int64_t kSmallInts = 257;  // CPython caches ints -5..256
@@ -669,6 +727,9 @@ void bind_dicts(py::module_& m) {
            py::arg("act_n"), py::arg("low"), py::arg("high"))
       .def("actions", &DictBridge::actions, py::arg("actions"), py::arg("live"),
            "(actions, alive or None) from a well-formed action dict, else None.")
+      .def("live_rows", &DictBridge::live_rows, py::arg("live"),
+           "None when live is possible_agents in order, else each live agent's row (int64); "
+           "ValueError for a name twice or one that is no agent's.")
       .def("step_outputs", &DictBridge::step_outputs, py::arg("live"), py::arg("obs"),
            py::arg("rewards"), py::arg("terminations"), py::arg("truncations"), py::arg("infos"),
            py::arg("truncate_all"),

@@ -38,7 +38,8 @@ void require_serial_for_python(const std::string& executor, unsigned num_threads
   if (!runs_on_calling_thread(executor)) {
     throw std::invalid_argument(
         "executor must be 'serial' for a PythonModel (its handlers hold the GIL, so they run one "
-        "at a time; port the model to C++ to run it in parallel), got '" +
+        "at a time; to run in parallel, port the model to C++ or write it as a NumbaModel and "
+        "run it compiled), got '" +
         executor + "'");
   }
   if (num_threads != 1) {

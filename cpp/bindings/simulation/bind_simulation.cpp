@@ -383,7 +383,7 @@ void bind_simulation(py::module_& m) {
         d["seconds"] = self.sim->last_step_seconds();
         d["threads"] = s.threads;
         d["parked_waits"] = s.parked_waits;
-        d["thread_decision"] = self.sim->executor().thread_decision();
+        d["thread_decision"] = self.sim->thread_decision();
         return d;
       }, "What the last step did: events, cross_events, rounds, seconds, threads (it ran on; "
          "0 before the first step), parked_waits (waits that parked a thread), "

@@ -3,9 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <pthread.h>
+
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "background_worker.hpp"
 #include "bindings.hpp"
@@ -30,8 +34,22 @@ struct PendingStep {
   std::exception_ptr fatal;  // VectorSimulation::step itself threw (bad_alloc, ...)
 };
 
+struct PyVectorSimulation;
+
+// Every live PyVectorSimulation, for the fork and exit handlers. Changed and
+// read under the GIL only (the thread that forks holds it).
+std::unordered_set<PyVectorSimulation*>& live_vectors() {
+  static auto* live = new std::unordered_set<PyVectorSimulation*>();  // never freed: exit order
+  return *live;
+}
+
 // The batch and its output buffers (numpy arrays the C++ writes into).
 struct PyVectorSimulation {
+  PyVectorSimulation() { live_vectors().insert(this); }
+  ~PyVectorSimulation();
+  PyVectorSimulation(const PyVectorSimulation&) = delete;
+  PyVectorSimulation& operator=(const PyVectorSimulation&) = delete;
+
   std::unique_ptr<VectorSimulation> vec;
   py::array_t<float> observations;
   py::array_t<double> rewards;
@@ -39,11 +57,87 @@ struct PyVectorSimulation {
   py::array_t<std::int64_t> infos;
   std::vector<std::size_t> failed;
   std::atomic<bool> busy{false};
+  // This process is a child forked while the step_async() in flight ran:
+  // step_wait() raises (set by the fork handler).
+  bool step_lost_to_fork = false;
   PendingStep pending;
   // Declared last: destroyed first, so its thread (which uses `vec` and
   // `pending`) is joined before they go.
   BackgroundWorker worker;
 };
+
+// In a child forked while a call ran on another thread (a step() or the
+// background step), that call never returns here: clear the busy flag and
+// make the next call rebuild the torn batch. A background step that had
+// returned before the fork is whole: step_wait() returns it as usual. Only
+// flag loads and stores.
+void after_fork_in_child() {
+  for (PyVectorSimulation* self : live_vectors()) {
+    if (!self->busy.load(std::memory_order_relaxed)) continue;
+    if (self->worker.in_flight() && !self->worker.job_unfinished_at_fork()) continue;
+    self->vec->forget_call_in_flight();
+    self->step_lost_to_fork = self->worker.in_flight();
+    self->busy.store(false, std::memory_order_relaxed);
+  }
+}
+
+// Drops the background step in flight, if any, instead of waiting for it:
+// interrupts it, waits for its thread (GIL released when `release_gil`),
+// and marks every instance it stepped or reset as needing a reset
+// (failed_instances lists them). Its results are dropped. Then joins the
+// background thread. A call running in another thread (busy without a
+// background step) is refused, unless `refuse_busy` is false.
+void drop_background_step(PyVectorSimulation& self, bool release_gil, bool refuse_busy) {
+  const bool dropping = self.worker.in_flight() && !self.step_lost_to_fork;
+  if (!dropping && refuse_busy && !idle_under_gil(self.busy)) throw call_in_progress("close()");
+  if (dropping) self.vec->request_interrupt();
+  if (release_gil) {
+    py::gil_scoped_release release;
+    self.worker.stop();
+  } else {
+    self.worker.stop();
+  }
+  if (dropping) {
+    self.failed.clear();
+    const std::vector<std::uint8_t>& modes = self.pending.modes;
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+      if (modes[i] == VectorSimulation::kSkip) continue;
+      self.vec->at(i).require_reset();
+      self.failed.push_back(i);
+    }
+    self.busy.store(false, std::memory_order_release);
+  } else if (self.step_lost_to_fork) {
+    self.step_lost_to_fork = false;  // the fork handler cleared busy
+  }
+}
+
+// Whether the GIL may be released here: this thread holds it and the
+// interpreter is not shutting down (module teardown).
+bool may_release_gil() {
+#if PY_VERSION_HEX >= 0x030D0000
+  const bool finalizing = Py_IsFinalizing() != 0;
+#else
+  const bool finalizing = _Py_IsFinalizing() != 0;
+#endif
+  return PyGILState_Check() != 0 && !finalizing;
+}
+
+PyVectorSimulation::~PyVectorSimulation() {
+  live_vectors().erase(this);
+  // `del` or garbage collection with a step in flight: interrupt it rather
+  // than wait for it (its results have nobody to go to).
+  try {
+    drop_background_step(*this, may_release_gil(), false);
+  } catch (...) {  // a destructor must not throw (cannot happen: refuse_busy is false)
+  }
+}
+
+// Interpreter exit (atexit, before module teardown): every background step
+// still in flight is interrupted and waited for, GIL released.
+void drop_background_steps_at_exit() {
+  const std::vector<PyVectorSimulation*> live(live_vectors().begin(), live_vectors().end());
+  for (PyVectorSimulation* self : live) drop_background_step(*self, true, false);
+}
 
 // The output buffers are written by a step in flight: refuse to show them.
 void require_no_step_in_flight(const PyVectorSimulation& self) {
@@ -125,6 +219,10 @@ void copy_into(std::vector<T>& out, const py::array& a) {
 }  // namespace
 
 void bind_vector(py::module_& m) {
+  static const bool fork_handler = pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+  (void)fork_handler;
+  py::module_::import("atexit").attr("register")(
+      py::cpp_function(&drop_background_steps_at_exit));
   py::class_<PyVectorSimulation>(m, "VectorSimulation",
                                  "num_envs instances of one model, stepped in one call; with the "
                                  "parallel executor they share one thread pool and one "
@@ -196,6 +294,7 @@ void bind_vector(py::module_& m) {
              BusyGuard guard(self.busy, "step");
              const StepInputs in = step_inputs(self, actions, alive, modes, seeds);
              std::vector<std::exception_ptr> failures;
+             self.vec->clear_interrupt();
              {
                SigintScope sigint(*self.vec);
                py::gil_scoped_release release;
@@ -228,6 +327,7 @@ void bind_vector(py::module_& m) {
                p.failures.clear();
                p.fatal = nullptr;
                VectorSimulation* vec = self.vec.get();
+               vec->clear_interrupt();
                self.worker.submit([vec, &p] {
                  try {
                    p.failures = vec->step(p.actions.data(), p.has_alive ? p.alive.data() : nullptr,
@@ -250,6 +350,16 @@ void bind_vector(py::module_& m) {
              if (!self.worker.in_flight()) {
                throw CallOrderError("step_wait() called without a step_async() in flight");
              }
+             if (self.step_lost_to_fork) {
+               self.step_lost_to_fork = false;
+               self.worker.wait();  // a forked child: forgets its parent's job
+               self.failed.clear();
+               for (std::size_t i = 0; i < self.vec->size(); ++i) self.failed.push_back(i);
+               throw CallOrderError(
+                   "step_wait(): the step_async() in flight was lost: this process was forked "
+                   "while it ran (the child has no copy of its thread); every instance needs a "
+                   "reset");
+             }
              {
                SigintScope sigint(*self.vec);  // Ctrl-C stops the background step
                py::gil_scoped_release release;
@@ -265,14 +375,11 @@ void bind_vector(py::module_& m) {
                              [](PyVectorSimulation& self) { return self.worker.in_flight(); },
                              "A step_async() has not been waited for.")
       .def("close",
-           [](PyVectorSimulation& self) {
-             {
-               py::gil_scoped_release release;
-               self.worker.stop();  // a step in flight finishes first; its results are dropped
-             }
-             self.busy.store(false, std::memory_order_release);
-           },
-           "Wait for a background step in flight and join the background thread.")
+           [](PyVectorSimulation& self) { drop_background_step(self, true, true); },
+           "Join the background thread. A background step in flight is interrupted, not "
+           "waited for: its results are dropped and every instance it stepped or reset needs "
+           "a reset (failed_instances lists them). RuntimeError while a call runs in another "
+           "thread.")
       .def("request_interrupt",
            [](PyVectorSimulation& self) { self.vec->request_interrupt(); },
            "Stop the step running in another thread. Thread-safe.")
@@ -361,10 +468,40 @@ void bind_vector(py::module_& m) {
              d["seconds"] = self.vec->at(i).last_step_seconds();
              d["threads"] = s.threads;
              d["parked_waits"] = s.parked_waits;
-             d["thread_decision"] = self.vec->at(i).executor().thread_decision();
+             d["thread_decision"] = self.vec->at(i).thread_decision();
              return d;
            },
            py::arg("index"), "What instance `index`'s last step did (as Simulation.last_step).")
+      .def("states",
+           [](PyVectorSimulation& self) {
+             require_no_step_in_flight(self);
+             require_idle(self.busy, "states");
+             const auto m = static_cast<py::ssize_t>(self.vec->size());
+             const auto d = static_cast<py::ssize_t>(self.vec->spec().state_dim);
+             py::array_t<float> out({m, d});
+             for (py::ssize_t i = 0; i < m; ++i) {
+               self.vec->at(static_cast<std::size_t>(i)).state(out.mutable_data(i, 0));
+             }
+             return out;
+           },
+           "Fresh float32[num_envs, state_dim]: every instance's global state of the last "
+           "boundary (as Simulation.state).")
+      .def("entity_states",
+           [](PyVectorSimulation& self, std::size_t i) {
+             require_no_step_in_flight(self);
+             require_idle(self.busy, "entity_states");
+             Model& model = self.vec->at(i).model();
+             const auto n = static_cast<py::ssize_t>(self.vec->spec().num_entities);
+             const auto size = static_cast<py::ssize_t>(model.entity_state_size());
+             py::array_t<std::uint8_t> out({n, size});
+             for (py::ssize_t e = 0; e < n; ++e) {
+               std::memcpy(out.mutable_data(e, 0), model.entity_state(static_cast<EntityId>(e)),
+                           static_cast<std::size_t>(size));
+             }
+             return out;
+           },
+           py::arg("index"),
+           "Copy of instance `index`'s entity state bytes (as Simulation.entity_states).")
       .def_property_readonly("num_threads", [](PyVectorSimulation& self) {
         return self.vec->at(0).executor().num_threads();
       }, "Threads of the shared executor (the calling thread included).");

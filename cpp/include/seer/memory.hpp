@@ -31,7 +31,8 @@ inline constexpr std::uint64_t kRuntimeBytesPerEntity = 160;
 inline constexpr std::uint64_t kBytesPerEvent = 152;
 
 // Bytes this process may still allocate: MemAvailable from /proc/meminfo,
-// capped by a cgroup v2 memory.max limit; the environment variable
+// capped by a cgroup v2 memory.max limit (without those files, and on other
+// systems: the physical memory the system reports); the environment variable
 // SEER_MEMORY_LIMIT (bytes) overrides both (tests, batch schedulers).
 // Returns UINT64_MAX when nothing is known. Thread-safe; reads files.
 std::uint64_t available_memory();

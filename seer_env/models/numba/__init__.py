@@ -64,7 +64,10 @@ Helper functions that handlers call must be decorated with ``@seer_env.kernel``
 Errors: an exception in a compiled handler becomes ``seer_env.HandlerError``
 naming the entity, event kind and time (numba keeps no message in compiled
 code: rerun with ``compiled=False`` to see it); a contract breach in
-``schedule`` is ``seer_env.ContractViolation``, as for every model.
+``schedule`` is ``seer_env.ContractViolation``, as for every model. Compiled
+handlers are bounds-checked (``bounds_check``): an index out of range is a
+``HandlerError`` too. ``handler_api.schedule_values`` builds a payload
+without an allocation.
 
 Compiled code is cached on disk (numba's cache; the generated entry points
 under ``~/.cache/seer_env/numba`` or ``$SEER_ENV_NUMBA_CACHE``): the first

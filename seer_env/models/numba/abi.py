@@ -250,6 +250,60 @@ def _ol_schedule(ctx, target, time, kind, payload=None):
     )
 
 
+@intrinsic
+def _schedule_packed(typingctx, ctx, target, time, kind, dtype, values):
+    """``seer_ctx_schedule`` with a payload record packed from ``values`` on the stack."""
+    if not isinstance(dtype, types.DType) or not isinstance(dtype.dtype, types.Record):
+        return None
+    record = dtype.dtype
+    members = list(record.members)
+    if not isinstance(values, types.BaseTuple) or len(values) > len(members):
+        return None
+    for (name, ftype), vtype in zip(members, values):
+        if not isinstance(ftype, (types.Number, types.Boolean)) or not isinstance(
+            vtype, (types.Number, types.Boolean)
+        ):
+            raise TypeError(
+                f"schedule_values: field {name!r} ({ftype}) takes a number, not {vtype}"
+            )
+
+    def codegen(context, builder, sig, args):
+        ctx_v, target_v, time_v, kind_v, _, values_v = args
+        size = record.size
+        buffer = cgutils.alloca_once(builder, ir.IntType(8), size=size)  # in the entry block
+        cgutils.memset(builder, buffer, ir.Constant(ir.IntType(64), size), 0)
+        for i, ((name, ftype), vtype) in enumerate(zip(members, sig.args[5])):
+            value = context.cast(builder, builder.extract_value(values_v, i), vtype, ftype)
+            at = builder.gep(buffer, [ir.Constant(ir.IntType(64), record.offset(name))])
+            at = builder.bitcast(at, context.get_value_type(ftype).as_pointer())
+            builder.store(value, at, align=1)
+        fnty = ir.FunctionType(
+            ir.IntType(32),
+            [cgutils.voidptr_t, ir.IntType(32), ir.DoubleType(), ir.IntType(32)]
+            + [cgutils.voidptr_t, ir.IntType(64)],
+        )
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "seer_ctx_schedule")
+        pointer = builder.bitcast(buffer, cgutils.voidptr_t)
+        return builder.call(
+            fn, [ctx_v, target_v, time_v, kind_v, pointer, ir.Constant(ir.IntType(64), size)]
+        )
+
+    return types.int32(ctx, target, time, kind, dtype, values), codegen
+
+
+@overload(handler_api.schedule_values)
+def _ol_schedule_values(ctx, target, time, kind, dtype, *values):
+    if not _is_ctx(ctx):
+        return None
+
+    def impl(ctx, target, time, kind, dtype, *values):
+        return _schedule_packed(
+            ctx, np.uint32(target), np.float64(time), np.uint32(kind), dtype, values
+        )
+
+    return impl
+
+
 @overload(handler_api.popcount)
 def _ol_popcount(x):
     if isinstance(x, types.Integer):

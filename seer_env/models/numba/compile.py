@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+import traceback
 import types
 
 from seer_env import handler_api
@@ -30,6 +31,46 @@ class _Compiled:
         self.cfuncs = cfuncs  # own the machine code behind the addresses
         self.seconds = seconds
         self.cached = cached
+
+
+def _from_numba_cache(error: BaseException) -> bool:
+    """``error`` was raised while numba read its on-disk cache (a truncated index, say)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return any(frame.filename.endswith(("caching.py", "serialize.py")) for frame in frames)
+
+
+def _compile_entry(cls: type, hook: str, entry: str, fn, kernel, cacheable: bool, bounds: bool):
+    """The C function numba compiles for one entry point; NumbaCompileError names the handler.
+
+    An unreadable cache entry (a process killed while writing it, a full
+    disk) is dropped and the handler compiled afresh, once.
+    """
+    import numba
+
+    signature = entry_points.signature(entry)
+    for attempt in (1, 2):
+        try:
+            return numba.cfunc(signature, nopython=True, cache=cacheable, boundscheck=bounds)(fn)
+        except Exception as error:  # noqa: BLE001 (numba raises internal errors of any type)
+            if cacheable and attempt == 1 and _from_numba_cache(error):
+                print(
+                    f"seer_env: numba's cache of {cls.__name__}.{hook} is unreadable "
+                    f"({type(error).__name__}: {error}); dropping it and recompiling",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                from numba.core.caching import FunctionCache
+
+                FunctionCache(fn).flush()
+                cache_of_kernel = getattr(kernel, "_cache", None)
+                if cache_of_kernel is not None and hasattr(cache_of_kernel, "flush"):
+                    cache_of_kernel.flush()
+                continue
+            raise NumbaCompileError(
+                f"{cls.__name__}.{hook} cannot be compiled by numba (nopython mode); run with "
+                f"compiled=False to debug it. numba says:\n{type(error).__name__}: {error}"
+            ) from None
+    raise AssertionError("not reached")
 
 
 _COMPILED: dict[tuple, _Compiled] = {}
@@ -61,6 +102,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
 
     records = cls._records()
     hooks = cls._hooks()
+    bounds = bool(cls.bounds_check)
     entries = {hook: entry_points.entry_of(hook, discrete) for hook in hooks}
     body = "".join(entry_points.entry_source(h, e) for h, e in entries.items())
     # Everything the compiled code depends on: edits to any of these files
@@ -76,6 +118,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
             cache.source_bytes(entry_points),
             cache.source_bytes(sys.modules[__name__]),
             numba.__version__.encode(),
+            f"boundscheck={bounds}".encode(),
             repr(sorted((k, v.descr) for k, v in records.items())).encode(),
         ]
     )
@@ -106,7 +149,9 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     )
     for hook, fn in hooks.items():
         is_jitted = isinstance(fn, numba.core.dispatcher.Dispatcher)
-        namespace[f"_k_{hook}"] = fn if is_jitted else numba.njit(cache=cacheable)(fn)
+        # Not cached on its own: the entry point's cache holds the handler's
+        # code (numba links it in), and numba's cache key has no boundscheck.
+        namespace[f"_k_{hook}"] = fn if is_jitted else numba.njit(boundscheck=bounds)(fn)
     exec(compile(text, str(path) if cacheable else f"<{qualname} entry points>", "exec"), namespace)
 
     if not cached:
@@ -118,20 +163,14 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
         )
     started = time.perf_counter()
     addresses, cfuncs = {}, []
-    from numba.core.errors import NumbaError
-
     for hook, entry in entries.items():
-        try:
-            cf = numba.cfunc(entry_points.signature(entry), nopython=True, cache=cacheable)(
-                namespace[hook]
-            )
-        except NumbaError as error:
-            raise NumbaCompileError(
-                f"{cls.__name__}.{hook} cannot be compiled by numba (nopython mode); run with "
-                f"compiled=False to debug it. numba says:\n{error}"
-            ) from None
+        kernel = namespace[f"_k_{hook}"]
+        cf = _compile_entry(cls, hook, entry, namespace[hook], kernel, cacheable, bounds)
         addresses[hook] = cf.address
         cfuncs.append(cf)
+    # What numba actually loaded: another process may have written the entry
+    # file while this one compiled.
+    cached = cacheable and all(getattr(cf, "_cache_hits", 0) > 0 for cf in cfuncs)
     seconds = time.perf_counter() - started
     compiled = _Compiled(addresses, cfuncs, seconds, cached)
     _COMPILED[key] = compiled

@@ -44,6 +44,9 @@ class NumbaModel:
         params, space_docs: the declaration, as ``PythonModel``'s: the declared
             parameters (the keyword arguments of ``__init__`` but ``compiled``)
             are validated and defaulted by ``from_config``, as for every model.
+        bounds_check: compiled handlers check every array index (default
+            True): an index out of range fails the handler (``HandlerError``)
+            instead of reading or writing past the array.
 
     Instance attributes, set in ``__init__``: ``num_entities``, ``num_agents``,
     ``lookahead``, ``dt``, ``observation_space``, ``action_space``,
@@ -65,6 +68,10 @@ class NumbaModel:
     name: ClassVar[str] = ""
     params: ClassVar[tuple] = ()
     space_docs: ClassVar[dict] = {}
+    # Compiled handlers check every index (numba's boundscheck): an index out
+    # of range is a HandlerError (IndexError), never a write past an array.
+    # Its cost is within the noise of a PCS step (docs/custom-models.md).
+    bounds_check: ClassVar[bool] = True
 
     reset = on_init = on_step_begin = None
     terminated = truncated = info = global_state = totals = None

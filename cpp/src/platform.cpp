@@ -1,0 +1,162 @@
+// platform.hpp's calls: the Linux ones, and the portable fallbacks a build
+// with SEER_PORTABLE (or any other system) uses.
+#include "platform.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#if defined(__linux__) && !defined(SEER_PORTABLE)
+#define SEER_PLATFORM_LINUX 1
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#elif defined(_WIN32)
+#define NOMINMAX
+#include <windows.h>
+#else
+#include <unistd.h>
+#endif
+
+namespace seer::platform {
+namespace {
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
+              "a parked-on word is a plain 32-bit word");
+
+#ifndef SEER_PLATFORM_LINUX
+// The fallback's parking lot: a mutex and condition variable per bucket of
+// word addresses. A waiter compares the word under the bucket's mutex and
+// waits (releasing it in the same step); a waker takes the mutex after its
+// store, so it either sees the waiter waiting or the waiter sees the store.
+struct Bucket {
+  std::mutex mutex;
+  std::condition_variable parked;
+};
+constexpr std::size_t kBuckets = 64;  // a pool's barriers and workers: a few words each
+
+Bucket& bucket_of(const void* word) {
+  static Bucket buckets[kBuckets];
+  const auto address = reinterpret_cast<std::uintptr_t>(word);
+  return buckets[(address >> 6) % kBuckets];  // words a cache line apart land apart
+}
+#endif
+
+#ifdef SEER_PLATFORM_LINUX
+// The first unsigned integer in `path`, or kUnknownBytes ("max", missing file).
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word.empty() || word[0] < '0' || word[0] > '9') return kUnknownBytes;
+  return std::strtoull(word.c_str(), nullptr, 10);
+}
+
+std::uint64_t mem_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") {
+      return kib > kUnknownBytes / 1024 ? kUnknownBytes : kib * 1024;
+    }
+  }
+  return kUnknownBytes;
+}
+#endif
+
+// The physical memory the system reports, or kUnknownBytes.
+std::uint64_t physical_memory() {
+#if defined(_WIN32)
+  MEMORYSTATUSEX status{};
+  status.dwLength = sizeof(status);
+  if (GlobalMemoryStatusEx(&status)) return status.ullAvailPhys;
+  return kUnknownBytes;
+#elif defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return kUnknownBytes;
+  const auto p = static_cast<std::uint64_t>(pages);
+  const auto s = static_cast<std::uint64_t>(page_size);
+  return p > kUnknownBytes / s ? kUnknownBytes : p * s;
+#else
+  return kUnknownBytes;
+#endif
+}
+
+}  // namespace
+
+bool portable() {
+#ifdef SEER_PLATFORM_LINUX
+  return false;
+#else
+  return true;
+#endif
+}
+
+void park(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+          std::chrono::nanoseconds timeout) {
+#ifdef SEER_PLATFORM_LINUX
+  const auto ns = timeout.count();
+  struct timespec ts {};
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000);
+  syscall(SYS_futex, reinterpret_cast<const std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE,
+          expected, &ts, nullptr, 0);
+#else
+  Bucket& b = bucket_of(&word);
+  std::unique_lock<std::mutex> lock(b.mutex);
+  // seq_cst: the same order as the futex's compare (the caller's Dekker pair).
+  if (word.load(std::memory_order_seq_cst) != expected) return;
+  b.parked.wait_for(lock, timeout);
+#endif
+}
+
+void wake_all(std::atomic<std::uint32_t>& word) {
+#ifdef SEER_PLATFORM_LINUX
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX,
+          nullptr, nullptr, 0);
+#else
+  Bucket& b = bucket_of(&word);
+  // Taking the mutex orders this wake after any waiter's compare-and-wait.
+  { std::lock_guard<std::mutex> lock(b.mutex); }
+  b.parked.notify_all();
+#endif
+}
+
+unsigned usable_cpus() {
+#ifdef SEER_PLATFORM_LINUX
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+    return static_cast<unsigned>(std::max(CPU_COUNT(&cpus), 1));
+  }
+  return 1;
+#else
+  return std::max(std::thread::hardware_concurrency(), 1u);
+#endif
+}
+
+std::uint64_t available_memory_bytes() {
+#ifdef SEER_PLATFORM_LINUX
+  std::uint64_t available = mem_available();
+  if (available == kUnknownBytes) available = physical_memory();  // no /proc/meminfo
+  const std::uint64_t cgroup_max = read_number("/sys/fs/cgroup/memory.max");
+  if (cgroup_max != kUnknownBytes) {
+    const std::uint64_t used = read_number("/sys/fs/cgroup/memory.current");
+    const std::uint64_t left = used == kUnknownBytes || used > cgroup_max ? 0 : cgroup_max - used;
+    if (used != kUnknownBytes && left < available) available = left;
+  }
+  return available;
+#else
+  return physical_memory();
+#endif
+}
+
+}  // namespace seer::platform

@@ -1,0 +1,47 @@
+// The operating-system calls the runtime makes, in one place. Each has a
+// Linux implementation and a portable fallback (C++17 and POSIX or Win32
+// only); a build with SEER_PORTABLE defined (CMake -DSEER_PORTABLE=ON) uses
+// the fallbacks on Linux too, so that they are tested where the runtime is.
+//
+//  - parking a thread on a 32-bit word: the futex system call; fallback, a
+//    condition variable per address bucket;
+//  - the CPUs this process may use: sched_getaffinity; fallback,
+//    std::thread::hardware_concurrency();
+//  - memory this process may still allocate: /proc/meminfo's MemAvailable
+//    capped by a cgroup v2 limit, each only when its file exists; fallback,
+//    the physical memory the system reports (sysconf, GlobalMemoryStatusEx).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+
+namespace seer::platform {
+
+// Whether this build uses the portable fallbacks (not the Linux calls).
+bool portable();
+
+// Sleeps while `word` holds `expected`, at most `timeout` (spurious returns
+// happen: callers loop on their condition). Comparing the word and going to
+// sleep are one step with respect to wake_all(), so a store plus wake_all()
+// before it cannot be missed. Thread-safe; blocks; does not allocate.
+void park(const std::atomic<std::uint32_t>& word, std::uint32_t expected,
+          std::chrono::nanoseconds timeout);
+
+// Wakes every thread in park() on `word` (and, in the fallback, possibly
+// others parked on a word in the same bucket: they re-check). Thread-safe;
+// does not block for long (a system call or a mutex); does not allocate.
+void wake_all(std::atomic<std::uint32_t>& word);
+
+// CPUs this process may run on, at least 1. Thread-safe.
+unsigned usable_cpus();
+
+// What available_memory_bytes() answers when it knows nothing.
+inline constexpr std::uint64_t kUnknownBytes = std::numeric_limits<std::uint64_t>::max();
+
+// Bytes this process may still allocate, or kUnknownBytes. Thread-safe; may
+// read files.
+std::uint64_t available_memory_bytes();
+
+}  // namespace seer::platform
