@@ -25,6 +25,11 @@ from __future__ import annotations
 import argparse
 
 
+def _threads(text: str) -> int | str:
+    """``--threads``: an int, or "auto" (the env refuses a number written as text)."""
+    return text if text == "auto" else int(text)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="pcs_v0")
@@ -33,7 +38,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--height", type=int, default=8)
     p.add_argument("--max-cycles", type=int, default=100)
     p.add_argument("--executor", default=None, help="default: chosen with --threads")
-    p.add_argument("--threads", default="auto", help='pool size, or "auto" (STPA)')
+    p.add_argument("--threads", type=_threads, default="auto", help='pool size, or "auto" (STPA)')
     p.add_argument("--num-steps", type=int, default=64, help="rollout length per update")
     p.add_argument("--updates", type=int, default=10)
     p.add_argument("--epochs", type=int, default=4)

@@ -361,7 +361,7 @@ PCS_CONFIG_BAD = [  # (kwargs, message)
     (dict(executor=3), r"executor must be None or one of .*, got 3"),
     (dict(event_budget=-1), r"event_budget must be >= 0, got -1"),
     (dict(check="yes"), r"check must be a bool, got 'yes'"),
-    (dict(render_mode="rgb_array"), r"render_mode must be None or one of .*, got 'rgb_array'"),
+    (dict(render_mode="rgb"), r"render_mode must be None or one of .*, got 'rgb'"),
 ]
 AIRCRAFT_CONFIG_BAD = [
     (dict(num_uavs=0), r"num_uavs must be in \[1, 1048576\], got 0"),

@@ -89,7 +89,7 @@ void after_fork_in_child() {
 // background step) is refused, unless `refuse_busy` is false.
 void drop_background_step(PyVectorSimulation& self, bool release_gil, bool refuse_busy) {
   const bool dropping = self.worker.in_flight() && !self.step_lost_to_fork;
-  if (!dropping && refuse_busy && !idle_under_gil(self.busy)) throw call_in_progress("close()");
+  if (!dropping && refuse_busy && !idle_under_gil(self.busy)) throw call_in_progress("close");
   if (dropping) self.vec->request_interrupt();
   if (release_gil) {
     py::gil_scoped_release release;
