@@ -174,7 +174,7 @@ class Simulation:
     @property
     def last_step(self) -> dict:
         """
-        What the last step did: events, cross_events, rounds, seconds, threads (it ran on; 0 before the first step), parked_waits (waits that parked a thread), thread_decision (why that many, when the executor adapts at run time); the parallel executor's work counters (0 on a one-thread step): ready (entities made ready, over all rounds), queue_reads (entity queues read), wake_checks (wake entries looked at).
+        What the last step did: events, cross_events, rounds, seconds, threads (it ran on; 0 before the first step), parked_waits (waits that parked a thread), thread_decision (why that many, when the executor adapts at run time).
         """
     @property
     def model(self) -> str:

@@ -46,12 +46,6 @@ class RuntimeInfo:
     # rounds keep stalling on a busy machine, docs/runtime.md), and why.
     threads_used: int = 0
     thread_decision: str = ""
-    # The parallel executor's work counters for the last step (0 on a one-thread
-    # step): entities made ready over all rounds, entity queues read, wake-calendar
-    # entries looked at. They depend on the config, seed and thread count, not on timing.
-    ready: int = 0
-    queue_reads: int = 0
-    wake_checks: int = 0
 
     def __repr__(self) -> str:
         """One line; the fields (and ``stpa``, STPA's full report) hold the details."""
@@ -397,9 +391,6 @@ class SeerParallelEnv(ParallelEnv):
             stpa=self._stpa_report,
             threads_used=last["threads"],
             thread_decision=last["thread_decision"],
-            ready=last["ready"],
-            queue_reads=last["queue_reads"],
-            wake_checks=last["wake_checks"],
         )
 
     # -- rendering ------------------------------------------------------------------------------

@@ -36,13 +36,6 @@ struct StepStats {
   unsigned threads = 0;             // threads the step ran on (0: no step yet;
                                     // the parallel executor may shed some)
   std::uint64_t parked_waits = 0;   // waits that parked a thread (a stall)
-  // The parallel executor's rounds (0 on a one-thread step); they depend only
-  // on the config, seed and thread count, never on timing.
-  std::uint64_t ready = 0;          // entities made ready, summed over rounds
-  std::uint64_t queue_reads = 0;    // entity queue lines read: one per drain, plus
-                                    // the passes that find ready work
-  std::uint64_t wake_checks = 0;    // wake-calendar entries looked at (timing may
-                                    // vary it: duplicates come from racing sends)
 };
 
 class Executor {

@@ -6,7 +6,7 @@
 // order and pops from it without atomics; the event stays in the node its
 // producer wrote. Inbox order does not matter: the heap restores the
 // (time, source, seq) order. The whole queue is one cache line, which also
-// holds the heap top the parallel executor reads (update_scan_top()).
+// holds what the parallel executor's per-round scan reads (update_scan_top()).
 #pragma once
 
 #include <algorithm>
@@ -44,13 +44,9 @@ class alignas(64) LocalQueue {
   LocalQueue& operator=(const LocalQueue&) = delete;
 
   // -- Producer side.
-  // Hands `node` to the entity's inbox. Returns whether it lowered the
-  // inbox bound: then the caller tells the entity's owner (its wake
-  // calendar) that an event is due at node->event.time; a push that did not
-  // lower it is covered by the push that did, which the consumer's drain()
-  // resets. Thread-safe, lock-free (retries a CAS under contention); never
-  // blocks or allocates.
-  bool push_remote(EventNode* node) {
+  // Hands `node` to the entity's inbox. Thread-safe, lock-free (retries a
+  // CAS under contention); never blocks or allocates.
+  void push_remote(EventNode* node) {
     // Read the time before the push: once the CAS succeeds the node belongs
     // to the consumer, which may drain it and hand it to its worker's pool for
     // reuse at once; reading node->event after the CAS was a data race (found
@@ -72,30 +68,18 @@ class alignas(64) LocalQueue {
     // bound after our push (release) and after the reset we overwrite
     // (acquire); relaxed on failure: we re-compare and retry.
     std::uint64_t cur = inbox_min_.load(std::memory_order_relaxed);
-    while (bits < cur) {
-      if (inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
-                                           std::memory_order_relaxed)) {
-        return true;
-      }
+    while (bits < cur && !inbox_min_.compare_exchange_weak(cur, bits, std::memory_order_acq_rel,
+                                                           std::memory_order_relaxed)) {
     }
-    return false;
   }
 
   // -- Consumer side: only the thread holding the entity. Not thread-safe;
   // no atomics but in drain(). The heap may allocate when it grows.
   // Moves every inbox node into the heap. Does not block; allocates only if
   // the heap grows.
-  // The bound is reset whenever it is set, even with an empty inbox (its
-  // nodes were taken by an earlier drain that raced with their push): a
-  // bound left over would keep the next push from lowering it, and so from
-  // waking the entity.
   void drain() {
-    // relaxed: an empty-check only; a push not seen yet lowers the bound
-    // from +inf after it, so its producer wakes the entity.
-    if (inbox_.load(std::memory_order_relaxed) == nullptr &&
-        inbox_min_.load(std::memory_order_relaxed) == kNeverBits) {
-      return;
-    }
+    // relaxed: an empty-check only; a node pushed just after is drained next time.
+    if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
     // seq_cst: the reset must be ordered before the exchange below (a
     // store-load pair, which only seq_cst orders), so that a producer whose
     // node we miss lowers the bound again afterwards.
@@ -130,17 +114,16 @@ class alignas(64) LocalQueue {
   // Where the earliest heap event lives (null when empty), for prefetching.
   const Event* top_address() const { return heap_.top_address(); }
 
-  // -- For the parallel executor. update_scan_top() by the holder when it
-  // lets go of the entity; the copied values are read after a barrier or by
-  // the same thread. None of these blocks or allocates.
+  // -- Scan support (parallel executor). update_scan_top() by the holder
+  // when it lets go of the entity; the copied values are read by the scan
+  // after a barrier or by the same thread. None of these blocks or allocates.
   // Copies the heap's top time and address to the scan fields. Holder only.
   void update_scan_top() {
     scan_top_ = heap_.top_time();
     scan_event_ = heap_.top_address();
   }
-  // min(scan top, inbox bound): the entity's earliest pending time (what a
-  // wake calendar is rebuilt from). Thread-safe for the inbox bound; the scan
-  // top as of the last barrier.
+  // min(scan top, inbox bound): below the horizon means ready. Thread-safe
+  // for the inbox bound; the scan top as of the last barrier.
   double earliest() const {
     // acquire: a bound lowered by a producer comes with its pushed node.
     const double inbox = bits_time(inbox_min_.load(std::memory_order_acquire));
@@ -189,8 +172,9 @@ class alignas(64) LocalQueue {
  private:
   std::atomic<EventNode*> inbox_{nullptr};
   std::atomic<std::uint64_t> inbox_min_{kNeverBits};  // bits of a bound on the inbox's times
-  // The heap's earliest time and event as of the last update_scan_top(): what
-  // the parallel executor's wake entries and prefetches read.
+  // The heap's earliest time and event as of the last update_scan_top(): what the
+  // parallel executor's per-round scan and prefetches read, in the same
+  // cache line as the inbox bound so a scan brings in what a drain touches.
   double scan_top_ = std::numeric_limits<double>::infinity();
   const Event* scan_event_ = nullptr;
   NodeHeap heap_;  // owner-private, key order

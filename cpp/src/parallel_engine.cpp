@@ -40,20 +40,12 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
       ++local_pushes;
       return;
     }
-    // A send that lowered the target's inbox bound wakes it; the others are
-    // covered by that one (LocalQueue::push_remote).
-    if (inst->queues[event.target].push_remote(pool.allocate(event)) && engine != nullptr) {
-      engine->wake(*this, inst_index, event.target, event.time);
-    }
+    inst->queues[event.target].push_remote(pool.allocate(event));
     per[inst_index].min = std::min(per[inst_index].min, event.time);
   }
 
   ParallelInstance* inst = nullptr;  // instance of the entity being handled
   std::size_t inst_index = 0;
-  // Set while stepping (wakes go to the owners' calendars); null in
-  // initialize(), whose events the next step's calendars are rebuilt from.
-  ParallelEngine* engine = nullptr;
-  unsigned index = 0;                 // this worker's number
   std::uint64_t local_pushes = 0;     // self-events emitted (tells begin_slice what changed)
   EntityId current = 0;
   NodePool pool;
@@ -66,25 +58,10 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
     std::uint64_t events;        // handled this step
     std::uint64_t cross_events;  // of those, from another entity
     std::uint64_t unreported;    // not yet added to the instance's budget count
-    std::uint64_t ready;         // entities made ready this step (work counters:
-    std::uint64_t queue_reads;   // StepStats says what each counts)
-    std::uint64_t wake_checks;
   };
   std::vector<PerInstance> per;
-  std::vector<EntityId> ready;         // a round's ready entities (global ids; scratch)
+  std::vector<EntityId> ready;         // scan scratch (global ids)
   std::vector<std::uint8_t> visited;   // steal scratch: lists drained this round
-  // One wake calendar per instance of my slice (instance first_inst + k):
-  // the entities of my slice with pending events, by time.
-  std::vector<WakeCalendar> wake;
-  std::size_t first_inst = 0;
-  // Wakes for entities of other workers' slices, by owner, one set per
-  // phase parity: written by me during a phase, read and emptied by their
-  // owner at the start of the next one (the barrier between orders both).
-  struct Notice {
-    double time;
-    std::uint64_t entity;  // global id
-  };
-  std::vector<std::vector<Notice>> outbox[2];
   // Waiting, for the adaptive pool; measured only when a step has several
   // threads (timed).
   bool timed = false;
@@ -99,10 +76,6 @@ struct ParallelEngine::Batch {
   std::size_t count = 0;
   std::vector<std::uint64_t> offsets;  // prefix sums of entity counts, count + 1
   bool all_finished = false;
-  // Whether the workers' wake calendars still cover every pending event
-  // (else each worker rebuilds its own from its slice's queues first).
-  bool wake_valid = false;
-  std::uint64_t total = 0;  // entities of all instances
 };
 
 ParallelEngine::ParallelEngine(unsigned num_threads)
@@ -162,34 +135,8 @@ void ParallelEngine::prepare(Batch& batch) {
     }
   }
   const unsigned t = active_;
-  // The calendars carry over from the last run if nothing but the rounds
-  // touched the queues since: same instances, unchanged, on the same slices.
-  bool valid = !wake_stale_ && wake_threads_ == t && wake_key_.size() == batch.count;
-  for (std::size_t i = 0; valid && i < batch.count; ++i) {
-    valid = wake_key_[i].first == batch.instances[i] &&
-            wake_key_[i].second == batch.instances[i]->version;
-  }
-  if (!valid) {
-    wake_key_.clear();
-    for (std::size_t i = 0; i < batch.count; ++i) {
-      wake_key_.emplace_back(batch.instances[i], batch.instances[i]->version);
-    }
-    wake_threads_ = t;
-  }
-  wake_stale_ = false;
-  batch.wake_valid = valid;
-  batch.total = total;
   for (unsigned w = 0; w < t; ++w) {
     Worker& me = workers_[w];
-    me.engine = this;
-    me.index = w;
-    if (!valid) {
-      // Rebuilt from the queues: drop the wakes of the old layout.
-      for (auto& outbox : me.outbox) {
-        outbox.resize(t);
-        for (auto& notices : outbox) notices.clear();
-      }
-    }
     me.timed = t > 1;
     me.wait_nanos = 0;
     me.parked_waits = 0;
@@ -200,8 +147,8 @@ void ParallelEngine::prepare(Batch& batch) {
       list = std::make_unique<ExecutiveList>(me.hi - me.lo, static_cast<EntityId>(me.lo));
     }
     list->reset();
-    me.first_inst = me.lo < me.hi ? instance_of_[me.lo] : batch.count;
-    me.per.assign(batch.count, Worker::PerInstance{kNever, 0, 0, 0, 0, 0, 0});
+    if (me.ready.size() < me.hi - me.lo) me.ready.resize(me.hi - me.lo);
+    me.per.assign(batch.count, Worker::PerInstance{kNever, 0, 0, 0});
   }
   batch.all_finished = false;
 }
@@ -224,7 +171,6 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   active_ = adaptive_.next_threads();
   barrier_.set_participants(active_);
   prepare(batch);
-  running_ = &batch;
   balance_node_pools();
   const Clock::time_point start = Clock::now();
   std::uint64_t tail = 0;  // the caller's wait for workers to leave the region
@@ -234,11 +180,6 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     tail = pool_.run([&](unsigned w) {
       if (w < active_) worker_step(w, batch);
     });
-  }
-  running_ = nullptr;
-  for (std::size_t i = 0; i < count; ++i) {
-    // A failed instance stopped mid-round, its calendars no longer cover it.
-    if (instances[i]->failed.load(std::memory_order_relaxed)) wake_stale_ = true;
   }
   StepTiming timing;
   timing.threads = active_;
@@ -263,9 +204,6 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     for (unsigned w = 0; w < active_; ++w) {
       stats[i].events += workers_[w].per[i].events;
       stats[i].cross_events += workers_[w].per[i].cross_events;
-      stats[i].ready += workers_[w].per[i].ready;
-      stats[i].queue_reads += workers_[w].per[i].queue_reads;
-      stats[i].wake_checks += workers_[w].per[i].wake_checks;
     }
     stats[i].rounds = instances[i]->rounds;
     stats[i].threads = active_;
@@ -314,34 +252,40 @@ void ParallelEngine::wait_at_barrier(Worker& me, Batch& batch) {
 void ParallelEngine::worker_step(unsigned w, Batch& batch) {
   Worker& me = workers_[w];
   maybe_stall(w);
-  if (batch.wake_valid) {
-    absorb_wakes(me, batch);  // those of the last step's last round
-  } else {
-    rebuild_wakes(me, batch);
-  }
   begin_slice(me, batch);
   wait_at_barrier(me, batch);
   while (!batch.all_finished) {
     maybe_stall(w);
-    absorb_wakes(me, batch);
-    // My ready entities: the wake entries before the horizon. Everything
-    // else pending in my slice is covered by the entries left, so their
-    // earliest bounds it (each drain and send adds its own times).
-    ExecutiveList& mine = *executive_[w];
+    // Scan: list my ready entities; remember the earliest of the others.
     for (auto& p : me.per) p.min = kNever;
-    for (std::size_t i = me.first_inst; i < batch.count && batch.offsets[i] < me.hi; ++i) {
+    EntityId* out = me.ready.data();  // sized to the slice in prepare()
+    for (std::size_t i = instance_of_.empty() ? 0 : (me.lo < me.hi ? instance_of_[me.lo] : batch.count);
+         i < batch.count && batch.offsets[i] < me.hi; ++i) {
       ParallelInstance& inst = *batch.instances[i];
       if (inst.finished) continue;
-      WakeCalendar& calendar = me.wake[i - me.first_inst];
-      me.ready.clear();
-      calendar.take(inst.horizon, batch.offsets[i], me.ready, me.per[i].wake_checks);
-      me.per[i].min = calendar.earliest();
-      // An entity with several entries is pushed once (its flag).
-      me.per[i].ready += mine.push_batch(me.ready.data(), me.ready.size());
+      const double horizon = inst.horizon;
+      const std::uint64_t base = batch.offsets[i];
+      const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
+      const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
+      // The hottest loop of a round (once per entity): locals and raw
+      // pointers, so the compiler keeps the minimum in a register.
+      const LocalQueue* queues = inst.queues.get();
+      double later = me.per[i].min;
+      for (EntityId e = lo; e < hi; ++e) {
+        const double t = queues[e].earliest();
+        if (t < horizon) {
+          *out++ = static_cast<EntityId>(base + e);
+        } else if (t < later) {
+          later = t;
+        }
+      }
+      me.per[i].min = later;
     }
+    ExecutiveList& mine = *executive_[w];
+    mine.push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
     mine.seal();
-    // How long to wait for another worker's list to be sealed: its
-    // collection is about as long as mine, so twice mine, and at least
+    // How long to wait for another worker's list to be sealed: its scan is
+    // as long as mine (equal slices), so twice my scan time, and at least
     // the spin budget. Past that the owner was likely preempted; it drains
     // its own list anyway (stealing only evens out the load), so we go on
     // to the barrier, which parks.
@@ -353,11 +297,11 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
     // Drain my own list first, then steal from the others' (w+1, w+2, ...)
     // once their owners have sealed them: an entity stays with one worker
     // round after round, so its state and queue stay in that core's cache,
-    // and stealing evens out the load. No barrier between collecting and
-    // draining: what a drain sends is at or after the horizon (>= now + L),
-    // so it cannot make anything ready this round; whoever sends it counts
-    // its time towards the next LB (emit) and its wake reaches the owner's
-    // calendar before the next round's collection (wake()).
+    // and stealing evens out the load. No barrier between scan and drain:
+    // what a drain sends is at or after the horizon (>= now + L), so it
+    // cannot make anything ready this round, and whoever sends it counts
+    // its time towards the next LB (emit), so a scan racing with it loses
+    // nothing.
     drain_list(me, batch, mine);
     steal(me, w, batch, steal_budget);
     wait_at_barrier(me, batch);
@@ -464,13 +408,10 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
           continue;
         }
       }
-      // Only a self-event moves the heap's top (then a wake entry at the
-      // new top); a send to another entity wakes it itself (emit), and the
-      // inbox is drained when its entity is ready.
-      if (me.local_pushes != pushed) {
-        inst.update_scan_top(e);
-        wake(me, i, e, inst.queues[e].scan_top());
-      }
+      // Only a self-event moves the heap's top; a send to another entity
+      // lowers that entity's inbox bound itself, and the inbox is drained
+      // when its entity is ready.
+      if (me.local_pushes != pushed) inst.update_scan_top(e);
     }
   }
 }
@@ -482,7 +423,6 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
   me.inst = &inst;
   me.inst_index = i;
   me.current = e;
-  ++me.per[i].queue_reads;
   q.drain();
   while (q.top_time() < horizon) {
     // Handled where its producer wrote it; the node goes back to my pool after.
@@ -509,55 +449,7 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
     me.pool.release(node);
   }
   inst.update_scan_top(e);
-  const double top = q.scan_top();
-  me.per[i].min = std::min(me.per[i].min, top);
-  if (top < kNever) wake(me, i, e, top);  // what is left is due from there on
-}
-
-void ParallelEngine::wake(Worker& me, std::size_t i, EntityId e, double time) {
-  const std::uint64_t g = running_->offsets[i] + e;
-  // The worker whose slice [total * w / t, total * (w + 1) / t) holds g.
-  const auto owner = static_cast<unsigned>(((g + 1) * active_ - 1) / running_->total);
-  if (owner == me.index) {
-    me.wake[i - me.first_inst].add(time, e);
-  } else {
-    me.outbox[phase_ & 1][owner].push_back({time, g});
-  }
-}
-
-void ParallelEngine::absorb_wakes(Worker& me, Batch& batch) {
-  // The previous phase's wakes for my slice; every sender has passed the
-  // barrier since, and none writes this parity again before the next one.
-  const unsigned parity = (phase_ + 1) & 1;
-  for (unsigned s = 0; s < active_; ++s) {
-    if (s == me.index) continue;
-    std::vector<Worker::Notice>& notices = workers_[s].outbox[parity][me.index];
-    for (const Worker::Notice& n : notices) {
-      const std::size_t i = instance_of_[n.entity];
-      me.wake[i - me.first_inst].add(n.time, static_cast<EntityId>(n.entity - batch.offsets[i]));
-    }
-    notices.clear();
-  }
-}
-
-void ParallelEngine::rebuild_wakes(Worker& me, Batch& batch) {
-  // One pass over my slice's queues, at the start of a step whose layout
-  // changed (or whose queues were changed between steps).
-  std::size_t k = 0;
-  for (std::size_t i = me.first_inst; i < batch.count && batch.offsets[i] < me.hi; ++i, ++k) {
-    ParallelInstance& inst = *batch.instances[i];
-    const std::uint64_t base = batch.offsets[i];
-    const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
-    const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
-    if (me.wake.size() <= k) me.wake.resize(k + 1);
-    WakeCalendar& calendar = me.wake[k];
-    calendar.reset(inst.lookahead, inst.window->t_begin);
-    for (EntityId e = lo; e < hi; ++e) {
-      const double t = inst.queues[e].earliest();
-      if (t < kNever) calendar.add(t, e);
-    }
-    me.per[i].queue_reads += hi - lo;
-  }
+  me.per[i].min = std::min(me.per[i].min, q.scan_top());
 }
 
 void ParallelEngine::end_round(Batch& batch) {
@@ -577,7 +469,6 @@ void ParallelEngine::end_round(Batch& batch) {
     all_finished = false;
   }
   for (unsigned w = 0; w < active_; ++w) executive_[w]->reset();
-  ++phase_;  // wakes sent from now on go to the other parity
   batch.all_finished = all_finished;
 }
 
@@ -586,10 +477,9 @@ void ParallelEngine::initialize(ParallelInstance& inst) {
   balance_node_pools();  // clear() freed the instance's nodes into the caller's pool
   pool_.run([&](unsigned w) {
     Worker& me = workers_[w];
-    me.engine = nullptr;  // no calendars: the next step rebuilds them
     me.inst = &inst;
     me.inst_index = 0;
-    me.per.assign(1, Worker::PerInstance{kNever, 0, 0, 0, 0, 0, 0});
+    me.per.assign(1, Worker::PerInstance{kNever, 0, 0, 0});
     for (auto e = static_cast<EntityId>(n * w / t); e < n * (w + 1) / t; ++e) {
       me.current = e;
       try {

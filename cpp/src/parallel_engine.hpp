@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <utility>
 #include <vector>
 
 #include "adaptive_pool.hpp"
@@ -18,7 +17,6 @@
 #include "parallel_instance.hpp"
 #include "round_barrier.hpp"
 #include "thread_pool.hpp"
-#include "wake_calendar.hpp"
 
 namespace seer {
 
@@ -95,11 +93,6 @@ class ParallelEngine {
   void drain_list(Worker& me, Batch& batch, ExecutiveList& list);
   void drain_entity(Worker& me, ParallelInstance& inst, std::size_t i, EntityId e, double horizon);
   void end_round(Batch& batch);
-  // Entity e of batch instance i has an event due at `time`: into its
-  // owner's wake calendar (mine directly, another's through my outbox).
-  void wake(Worker& me, std::size_t i, EntityId e, double time);
-  void absorb_wakes(Worker& me, Batch& batch);
-  void rebuild_wakes(Worker& me, Batch& batch);
   // Moves boundary_ into `timing` (wall, waits, boundary_nanos).
   void add_boundary(StepTiming& timing);
   void prepare(Batch& batch);
@@ -123,15 +116,6 @@ class ParallelEngine {
   // One list per worker, covering the worker's slice of the batch's entities.
   std::vector<std::unique_ptr<ExecutiveList>> executive_;
   std::vector<std::uint32_t> instance_of_;  // global entity id -> instance
-  // What the workers' wake calendars cover: each instance and its version,
-  // on wake_threads_ slices; stale after a failed step.
-  std::vector<std::pair<const ParallelInstance*, std::uint64_t>> wake_key_;
-  unsigned wake_threads_ = 0;
-  bool wake_stale_ = true;
-  // Phases (the begin phase, then each round) since the engine started:
-  // wakes sent in a phase go to outbox[phase_ & 1], read in the next phase.
-  std::uint64_t phase_ = 0;
-  const Batch* running_ = nullptr;  // the run_steps() in progress
 };
 
 }  // namespace seer

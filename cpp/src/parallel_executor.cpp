@@ -29,7 +29,6 @@ std::string ParallelExecutor::thread_decision() const {
 
 void ParallelExecutor::set_serial_layout(bool serial) {
   if (serial == serial_layout_) return;
-  instance_.touch();
   moving_.clear();
   if (serial) {
     for (EntityId e = 0; e < instance_.num_entities; ++e) {
@@ -53,13 +52,11 @@ void ParallelExecutor::insert(const Event& event) {
     serial_.insert(event);
     return;
   }
-  instance_.touch();
   instance_.queues[event.target].push_local(event, engine_->caller_pool());
   instance_.update_scan_top(event.target);
 }
 
 void ParallelExecutor::clear() {
-  instance_.touch();
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
     instance_.queues[e].clear(engine_->caller_pool());
     instance_.update_scan_top(e);
@@ -73,7 +70,6 @@ void ParallelExecutor::initialize() {
     serial_.initialize();
     return;
   }
-  instance_.touch();
   engine_->initialize(instance_);
   for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
 }

@@ -4,10 +4,9 @@
 //   begin    every worker runs on_step_begin/on_action for its slice of
 //            entities; barrier. The first LB is t_begin: nothing pending is
 //            earlier, so no pass over every entity is needed.
-//   rounds   with H = min(LB + L, t_end): each worker takes the entities
-//            of its slice with a wake entry below H from its wake calendar
-//            (wake_calendar.hpp), pushes them onto its own executive list
-//            and seals it; it drains each one's events below H
+//   rounds   with H = min(LB + L, t_end): each worker scans its slice,
+//            pushes the entities holding an event below H onto its own
+//            executive list and seals it; it drains each one's events below H
 //            (self-events go straight into the entity's heap, others into the
 //            target's inbox), then steals from the other workers' sealed
 //            lists; barrier, which computes the next LB from what workers

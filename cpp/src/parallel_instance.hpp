@@ -39,7 +39,7 @@ struct ParallelInstance {
     queues = std::make_unique<LocalQueue[]>(num_entities);
   }
 
-  // Copies e's heap top to where the engine reads it. Only the thread
+  // Copies e's heap top to where the engine's scan reads it. Only the thread
   // holding e (or any thread between steps). Does not allocate.
   void update_scan_top(EntityId e) { queues[e].update_scan_top(); }
 
@@ -47,6 +47,7 @@ struct ParallelInstance {
   // holding the addresses of the rest), its heap's keys and earliest event,
   // its runtime record and its state. Entities are drained once or twice per
   // round, so without this each visit begins with a chain of cache misses.
+  // The scan has just read e's queue line, so issuing these does not wait.
   // Thread-safe (hints only); does not allocate.
   void prefetch(EntityId e) const {
     __builtin_prefetch(&queues[e]);
@@ -78,19 +79,6 @@ struct ParallelInstance {
     failed.store(false, std::memory_order_relaxed);
     std::rethrow_exception(first);
   }
-
-  // The queues changed outside the engine's rounds (insert, clear,
-  // initialize, a move between layouts): the engine's wake calendars no
-  // longer cover them and are rebuilt at the next step. Not thread-safe.
-  void touch() { version = next_version(); }
-  // Unique across instances, so that a new instance at a freed one's
-  // address does not look unchanged.
-  static std::uint64_t next_version() {
-    static std::atomic<std::uint64_t> counter{0};
-    // relaxed: only uniqueness matters.
-    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
-  }
-  std::uint64_t version = next_version();
 
   // -- Set by bind().
   Dispatcher* dispatcher = nullptr;

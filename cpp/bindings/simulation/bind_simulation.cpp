@@ -383,16 +383,11 @@ void bind_simulation(py::module_& m) {
         d["seconds"] = self.sim->last_step_seconds();
         d["threads"] = s.threads;
         d["parked_waits"] = s.parked_waits;
-        d["ready"] = s.ready;
-        d["queue_reads"] = s.queue_reads;
-        d["wake_checks"] = s.wake_checks;
         d["thread_decision"] = self.sim->thread_decision();
         return d;
       }, "What the last step did: events, cross_events, rounds, seconds, threads (it ran on; "
          "0 before the first step), parked_waits (waits that parked a thread), "
-         "thread_decision (why that many, when the executor adapts at run time); the parallel "
-         "executor's work counters (0 on a one-thread step): ready (entities made ready, over "
-         "all rounds), queue_reads (entity queues read), wake_checks (wake entries looked at).");
+         "thread_decision (why that many, when the executor adapts at run time).");
 }
 
 }  // namespace seer::bindings

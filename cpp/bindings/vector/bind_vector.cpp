@@ -468,9 +468,6 @@ void bind_vector(py::module_& m) {
              d["seconds"] = self.vec->at(i).last_step_seconds();
              d["threads"] = s.threads;
              d["parked_waits"] = s.parked_waits;
-             d["ready"] = s.ready;
-             d["queue_reads"] = s.queue_reads;
-             d["wake_checks"] = s.wake_checks;
              d["thread_decision"] = self.vec->at(i).thread_decision();
              return d;
            },
