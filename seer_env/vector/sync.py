@@ -230,7 +230,13 @@ class SeerVectorEnv(VectorEnv):
         return np.repeat(instance_mask, self.agents_per_instance)
 
     def _instance_mask(self, mask: Any) -> np.ndarray:
-        mask = np.asarray(mask, dtype=bool)
+        raw = np.asarray(mask)
+        # A mask is booleans or 0/1: any other value (2, -1, 0.5) is a mistake, not "true".
+        if raw.dtype != bool and not (raw.dtype.kind in "iuf" and np.isin(raw, (0, 1)).all()):
+            raise ValueError(
+                f"options['reset_mask'] must hold booleans or 0/1, got {np.unique(raw)[:5]!r}"
+            )
+        mask = raw.astype(bool)
         m, a = self.num_instances, self.agents_per_instance
         if mask.shape == (m,):
             return mask
