@@ -119,15 +119,12 @@ module lists its arguments and defaults.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from seer_env.env import SeerParallelEnv
+from seer_env.envs.version import EnvVersion, VersionedEnv
 from seer_env.workloads import entity_records, record_dtype
-
-if TYPE_CHECKING:
-    from seer_env.envs.version import EnvVersion
 
 __all__ = ["UAV_STATE_DTYPE", "AircraftEnv", "uav_states"]
 
@@ -143,7 +140,7 @@ def uav_states(sim) -> np.ndarray:
     return entity_records(sim, UAV_STATE_DTYPE)
 
 
-class AircraftEnv(SeerParallelEnv):
+class AircraftEnv(VersionedEnv):
     """The ParallelEnv of every aircraft version (see the module docstring)."""
 
     metadata = {
@@ -153,15 +150,7 @@ class AircraftEnv(SeerParallelEnv):
     }
 
     def __init__(self, version: EnvVersion, config: dict[str, Any], **options: Any) -> None:
-        """Built by a version module's ``parallel_env`` (``seer_env.envs.version.EnvVersion``).
-
-        Args:
-            version: the ``EnvVersion`` (its name and declaration).
-            config: the validated model config.
-            **options: the runtime options (``seer_env.options``).
-        """
-        self.metadata = {**AircraftEnv.metadata, "name": version.name}
-        super().__init__(version.declaration, config, **options)
+        super().__init__(version, config, **options)
         self.num_uavs = config["num_uavs"]
         # arena_size's declared default is computed: the model says what it resolved.
         self.arena_size = self.sim.spec["derived_params"]["arena_size"]

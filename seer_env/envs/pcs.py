@@ -96,14 +96,11 @@ module lists its arguments and defaults.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from seer_env.env import SeerParallelEnv
-
-if TYPE_CHECKING:
-    from seer_env.envs.version import EnvVersion
+from seer_env.envs.version import EnvVersion, VersionedEnv
 
 __all__ = ["PcsEnv"]
 
@@ -114,7 +111,7 @@ _LOAD_STOPS = np.array([0.0, 0.4, 0.75, 1.0])
 _LOAD_COLORS = np.array([[20, 30, 90], [40, 170, 90], [240, 220, 60], [220, 40, 40]], dtype=float)
 
 
-class PcsEnv(SeerParallelEnv):
+class PcsEnv(VersionedEnv):
     """The ParallelEnv of every pcs version (see the module docstring)."""
 
     metadata = {
@@ -124,15 +121,7 @@ class PcsEnv(SeerParallelEnv):
     }
 
     def __init__(self, version: EnvVersion, config: dict[str, Any], **options: Any) -> None:
-        """Built by a version module's ``parallel_env`` (``seer_env.envs.version.EnvVersion``).
-
-        Args:
-            version: the ``EnvVersion`` (its name and declaration).
-            config: the validated model config.
-            **options: the runtime options (``seer_env.options``).
-        """
-        self.metadata = {**PcsEnv.metadata, "name": version.name}
-        super().__init__(version.declaration, config, **options)
+        super().__init__(version, config, **options)
         self.width = config["width"]
         self.height = config["height"]
         self.channels = config["channels"]

@@ -25,6 +25,7 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
+from seer_env.env import SeerParallelEnv
 from seer_env.options import option_names, option_parameters, options_doc
 from seer_env.workloads import (
     ARGUMENTS_BEGIN,
@@ -36,7 +37,22 @@ from seer_env.workloads import (
     workload_spec,
 )
 
-__all__ = ["EnvVersion"]
+__all__ = ["EnvVersion", "VersionedEnv"]
+
+
+class VersionedEnv(SeerParallelEnv):
+    """A workload's env class, built by its versions (``env_class(version, config, **options)``)."""
+
+    def __init__(self, version: EnvVersion, config: dict[str, Any], **options: Any) -> None:
+        """The env of ``version`` (its name and declaration) for the validated ``config``.
+
+        Args:
+            version: the ``EnvVersion``.
+            config: the validated model config.
+            **options: the runtime options (``seer_env.options``).
+        """
+        self.metadata = {**type(self).metadata, "name": version.name}
+        super().__init__(version.declaration, config, **options)
 
 
 class EnvVersion:
