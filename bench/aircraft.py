@@ -17,7 +17,7 @@ from bench.alternatives import alternative_cases, driven
 from bench.executors import executor_cases
 from bench.groups import LOAD_COUNTS, Group, Target, reduction, under_load
 from bench.policy import MlpPolicy
-from bench.timing import Case
+from bench.timing import Case, work_counters
 from seer_env.envs import aircraft_v0
 
 COPIES = 4  # vectorized alternatives: 4 swarms of a quarter of the UAVs (same density)
@@ -41,7 +41,9 @@ def env_case(config: dict, policy: MlpPolicy, executor: str, threads: int) -> Ca
     )
     env.reset()
     step = driven(lambda a: env.step_arrays(a)[0], env.sim.observations(), policy=policy)
-    return Case("", step, events_per_step=lambda: env.sim.last_step["events"])
+    return Case("", step, events_per_step=lambda: env.sim.last_step["events"],
+        counters_per_step=lambda: work_counters(env.sim.last_step),
+    )
 
 
 def build(

@@ -17,7 +17,7 @@ from bench.alternatives import alternative_cases
 from bench.executors import executor_cases
 from bench.groups import LOAD_COUNTS, Group, Ratio, Target, reduction, under_load
 from bench.reference.pcs import PcsReference
-from bench.timing import Case
+from bench.timing import Case, work_counters
 from seer_env.envs import pcs_v0
 
 COPIES = 4  # vectorized alternatives: 4 envs of a quarter of the cells each
@@ -53,7 +53,9 @@ def env_case(config: dict, actions: np.ndarray, executor: str, threads: int) -> 
     def step() -> None:
         env.step_arrays(actions)
 
-    return Case("", step, events_per_step=lambda: env.sim.last_step["events"])
+    return Case("", step, events_per_step=lambda: env.sim.last_step["events"],
+        counters_per_step=lambda: work_counters(env.sim.last_step),
+    )
 
 
 def build(

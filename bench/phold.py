@@ -16,7 +16,7 @@ import seer_env
 from bench.executors import executor_cases
 from bench.groups import LOAD_COUNTS, Group, under_load
 from bench.reference.phold import PholdReference
-from bench.timing import Case
+from bench.timing import Case, work_counters
 
 
 def sim_case(config: dict, executor: str, threads: int) -> Case:
@@ -28,7 +28,9 @@ def sim_case(config: dict, executor: str, threads: int) -> Case:
     def step() -> None:
         sim.run_until(sim.now + dt)
 
-    return Case("", step, events_per_step=lambda: sim.last_step["events"])
+    return Case("", step, events_per_step=lambda: sim.last_step["events"],
+        counters_per_step=lambda: work_counters(sim.last_step),
+    )
 
 
 def reference_case(config: dict) -> Case:

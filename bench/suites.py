@@ -6,9 +6,12 @@
 * ``full`` (``make bench-full``): sizes swept up to PCS 256x256, Aircraft
   4096 UAVs and PHOLD 65536 entities, and compute / communication intensity.
 
-``default`` and ``full`` end with the contention groups: PCS 64x64, Aircraft
-1024 and PHOLD 16384 again (serial, parallel-2, auto) beside one busy process
-per usable CPU (``contention.py``); ``smoke`` has one tiny such group.
+``default`` and ``full`` end with the contention groups: PCS 64x64 (and, in
+``full``, PCS 256x256), Aircraft 1024 and PHOLD 16384 again (serial,
+parallel-2, auto) beside one busy process per usable CPU (``contention.py``);
+``smoke`` has one tiny such group. Every runtime case's rows in results.json
+carry its mean work counters per step (``work_per_step``: events, rounds, ready
+entities, queue reads, threads).
 
 The Python-layer groups (``python_layer.py``) time the Python shell instead: dict
 API vs arrays, TorchRL batched vs wrapper vs the raw vector env, async vs sync
@@ -53,8 +56,10 @@ def contention_groups(quick: bool) -> list[Group]:
     so each twin finds its quiet group.
     """
     label = "PHOLD large: 16384, ~0.15 us/event" if quick else None
+    large = [] if quick else [pcs.group(256, move_interval=450.0, rounds=7, load=True)]
     return [
         pcs.group(64, move_interval=450.0, rounds=7, load=True),
+        *large,
         aircraft.group(1024, rounds=7, load=True),
         # 7 rounds of 3 steps, as the other two: 5 single steps were too few
         # samples to read a 10% difference under load.
@@ -111,12 +116,21 @@ def full_suite() -> list[Group]:
     groups = []
     for size in (32, 64, 128, 256):
         for move in (4500.0, 450.0, 45.0):  # communication intensity: handoffs per step
-            steps = 3 if size <= 64 else 1
             target = (size, move) == (64, 450.0)
             # A pure-Python step of 256x256 takes tens of seconds: runtime cases only.
             alternatives = size <= 128
+            # The large grids' steps take 10-60 ms: 9 rounds of 3 (27 samples a
+            # case) where 5 single steps gave verdicts the noise could flip.
+            rounds, steps = (5, 3) if size <= 64 else (9, 3)
             groups.append(
-                pcs.group(size, move, targets=target, steps=steps, alternatives=alternatives)
+                pcs.group(
+                    size,
+                    move,
+                    targets=target,
+                    rounds=rounds,
+                    steps=steps,
+                    alternatives=alternatives,
+                )
             )
     for n in (256, 1024, 4096):
         groups.append(aircraft.group(n, targets=n == 1024, steps=3 if n <= 1024 else 1))

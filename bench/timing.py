@@ -30,6 +30,17 @@ SETTLE_S = 300e-6
 MAX_TURN_GROWTH = 40
 
 
+# What a step did, from ``last_step``: counts of work, not time, so they explain
+# a ratio without noise (rounds and the entities each round found ready and
+# scanned; threads < the pool's size means the adaptive pool shed some).
+WORK_COUNTERS = ("events", "rounds", "ready", "queue_reads", "threads")
+
+
+def work_counters(last_step: dict) -> dict:
+    """The ``WORK_COUNTERS`` of a ``last_step`` dict."""
+    return {k: last_step[k] for k in WORK_COUNTERS}
+
+
 @dataclasses.dataclass
 class Case:
     """One thing to time: ``step()`` advances it by one step.
@@ -44,6 +55,8 @@ class Case:
     name: str
     step: Callable[[], dict | None]
     events_per_step: Callable[[], float] | None = None
+    # The last step's work counters (``work_counters``), for cases on the runtime.
+    counters_per_step: Callable[[], dict] | None = None
     meta: dict = dataclasses.field(default_factory=dict)
     wake: bool = False
     close: Callable[[], None] | None = None
@@ -52,6 +65,7 @@ class Case:
     # cases paired by round cancels what changed on the machine between rounds.
     turn_medians: list[float] = dataclasses.field(default_factory=list)
     events: list[float] = dataclasses.field(default_factory=list)
+    counters: list[dict] = dataclasses.field(default_factory=list)
     parts: dict[str, list[float]] = dataclasses.field(default_factory=dict)
 
 
@@ -120,6 +134,8 @@ def _timed_turn(case: Case, steps: int) -> list[float]:
             case.parts.setdefault(name, []).append(seconds)
         if case.events_per_step is not None:
             case.events.append(case.events_per_step())
+        if case.counters_per_step is not None:
+            case.counters.append(case.counters_per_step())
     return turn
 
 
@@ -141,6 +157,10 @@ def summarize(case: Case) -> dict:
         ev = float(np.mean(case.events))
         out["events_per_step"] = ev
         out["events_per_s"] = ev / median if median > 0 else None
+    if case.counters:
+        out["work_per_step"] = {
+            k: float(np.mean([c[k] for c in case.counters])) for k in WORK_COUNTERS
+        }
     return out
 
 

@@ -46,6 +46,11 @@ class RuntimeInfo:
     # rounds keep stalling on a busy machine, docs/runtime.md), and why.
     threads_used: int = 0
     thread_decision: str = ""
+    # Work counters of the parallel executor's rounds (0 for a step that ran the
+    # serial loop): entities found with events to handle, summed over rounds, and
+    # entity queue lines the rounds' scans read. They count work, not time.
+    ready: int = 0
+    queue_reads: int = 0
 
     def __repr__(self) -> str:
         """One line; the fields (and ``stpa``, STPA's full report) hold the details."""
@@ -391,6 +396,8 @@ class SeerParallelEnv(ParallelEnv):
             stpa=self._stpa_report,
             threads_used=last["threads"],
             thread_decision=last["thread_decision"],
+            ready=last["ready"],
+            queue_reads=last["queue_reads"],
         )
 
     # -- rendering ------------------------------------------------------------------------------

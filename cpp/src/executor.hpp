@@ -36,6 +36,12 @@ struct StepStats {
   unsigned threads = 0;             // threads the step ran on (0: no step yet;
                                     // the parallel executor may shed some)
   std::uint64_t parked_waits = 0;   // waits that parked a thread (a stall)
+  // Work counters of the parallel executor's rounds (0 where a step ran the
+  // serial loop). They count work, not time, so they do not depend on the
+  // machine: the same config and seed give the same figures on any number
+  // of threads of one pool size.
+  std::uint64_t ready = 0;        // entities found ready, summed over rounds
+  std::uint64_t queue_reads = 0;  // entity queue lines the rounds' scans read
 };
 
 class Executor {

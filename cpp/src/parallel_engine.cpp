@@ -58,6 +58,8 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
     std::uint64_t events;        // handled this step
     std::uint64_t cross_events;  // of those, from another entity
     std::uint64_t unreported;    // not yet added to the instance's budget count
+    std::uint64_t ready;         // entity visits that handled an event (StepStats::ready)
+    std::uint64_t queue_reads;   // queue lines my scans read (StepStats::queue_reads)
   };
   std::vector<PerInstance> per;
   std::vector<EntityId> ready;         // scan scratch (global ids)
@@ -148,7 +150,7 @@ void ParallelEngine::prepare(Batch& batch) {
     }
     list->reset();
     if (me.ready.size() < me.hi - me.lo) me.ready.resize(me.hi - me.lo);
-    me.per.assign(batch.count, Worker::PerInstance{kNever, 0, 0, 0});
+    me.per.assign(batch.count, Worker::PerInstance{kNever, 0, 0, 0, 0, 0});
   }
   batch.all_finished = false;
 }
@@ -204,6 +206,8 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     for (unsigned w = 0; w < active_; ++w) {
       stats[i].events += workers_[w].per[i].events;
       stats[i].cross_events += workers_[w].per[i].cross_events;
+      stats[i].ready += workers_[w].per[i].ready;
+      stats[i].queue_reads += workers_[w].per[i].queue_reads;
     }
     stats[i].rounds = instances[i]->rounds;
     stats[i].threads = active_;
@@ -280,6 +284,7 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
         }
       }
       me.per[i].min = later;
+      me.per[i].queue_reads += hi - lo;
     }
     ExecutiveList& mine = *executive_[w];
     mine.push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
@@ -424,6 +429,9 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
   me.inst_index = i;
   me.current = e;
   q.drain();
+  // Counted here rather than by the scan: a stale inbox bound can list an
+  // entity with nothing to handle, and how often depends on timing.
+  if (q.top_time() < horizon) ++me.per[i].ready;
   while (q.top_time() < horizon) {
     // Handled where its producer wrote it; the node goes back to my pool after.
     EventNode* node = q.pop();
@@ -479,7 +487,7 @@ void ParallelEngine::initialize(ParallelInstance& inst) {
     Worker& me = workers_[w];
     me.inst = &inst;
     me.inst_index = 0;
-    me.per.assign(1, Worker::PerInstance{kNever, 0, 0, 0});
+    me.per.assign(1, Worker::PerInstance{kNever, 0, 0, 0, 0, 0});
     for (auto e = static_cast<EntityId>(n * w / t); e < n * (w + 1) / t; ++e) {
       me.current = e;
       try {

@@ -374,20 +374,8 @@ void bind_simulation(py::module_& m) {
       .def_property_readonly("needs_reset",
                              [](PySimulation& self) { return self.sim->needs_reset(); },
                              "True after a failed step: only reset() or load() may follow.")
-      .def_property_readonly("last_step", [](PySimulation& self) {
-        py::dict d;
-        const StepStats& s = self.sim->last_step();
-        d["events"] = s.events;
-        d["cross_events"] = s.cross_events;
-        d["rounds"] = s.rounds;
-        d["seconds"] = self.sim->last_step_seconds();
-        d["threads"] = s.threads;
-        d["parked_waits"] = s.parked_waits;
-        d["thread_decision"] = self.sim->thread_decision();
-        return d;
-      }, "What the last step did: events, cross_events, rounds, seconds, threads (it ran on; "
-         "0 before the first step), parked_waits (waits that parked a thread), "
-         "thread_decision (why that many, when the executor adapts at run time).");
+      .def_property_readonly(
+          "last_step", [](PySimulation& self) { return last_step_dict(*self.sim); }, kLastStepDoc);
 }
 
 }  // namespace seer::bindings

@@ -34,6 +34,28 @@ char kind_of(const py::array& array) { return array.dtype().kind(); }
 
 }  // namespace
 
+py::dict last_step_dict(const Simulation& sim) {
+  const StepStats& s = sim.last_step();
+  py::dict d;
+  d["events"] = s.events;
+  d["cross_events"] = s.cross_events;
+  d["rounds"] = s.rounds;
+  d["ready"] = s.ready;
+  d["queue_reads"] = s.queue_reads;
+  d["seconds"] = sim.last_step_seconds();
+  d["threads"] = s.threads;
+  d["parked_waits"] = s.parked_waits;
+  d["thread_decision"] = sim.thread_decision();
+  return d;
+}
+
+const char* const kLastStepDoc =
+    "What the last step did: events, cross_events, rounds, ready (entities the parallel "
+    "executor's rounds found ready, summed over rounds; 0 for the serial loop), queue_reads "
+    "(entity queue lines its scans read), seconds, threads (it ran on; 0 before the first "
+    "step), parked_waits (waits that parked a thread), thread_decision (why that many, when "
+    "the executor adapts at run time).";
+
 Config to_config(const py::dict& values) {
   py::module_ np = py::module_::import("numpy");
   const py::object np_integer = np.attr("integer"), np_floating = np.attr("floating");

@@ -47,6 +47,11 @@ inline void require_idle(const std::atomic<bool>& busy, const char* what) {
   if (!idle_under_gil(busy)) throw call_in_progress(what);
 }
 
+// What `sim`'s last step did, as Simulation.last_step returns it.
+pybind11::dict last_step_dict(const Simulation& sim);
+// Its docstring.
+extern const char* const kLastStepDoc;
+
 // A Python dict of numbers -> Config: ValueError naming the key and value of
 // anything but an int or float (Python or NumPy scalar; not bool) that a
 // double holds (10**400 does not).

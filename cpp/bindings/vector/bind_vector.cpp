@@ -460,16 +460,7 @@ void bind_vector(py::module_& m) {
       .def("last_step",
            [](PyVectorSimulation& self, std::size_t i) {
              require_no_step_in_flight(self);
-             py::dict d;
-             const StepStats& s = self.vec->at(i).last_step();
-             d["events"] = s.events;
-             d["cross_events"] = s.cross_events;
-             d["rounds"] = s.rounds;
-             d["seconds"] = self.vec->at(i).last_step_seconds();
-             d["threads"] = s.threads;
-             d["parked_waits"] = s.parked_waits;
-             d["thread_decision"] = self.vec->at(i).thread_decision();
-             return d;
+             return last_step_dict(self.vec->at(i));
            },
            py::arg("index"), "What instance `index`'s last step did (as Simulation.last_step).")
       .def("states",
