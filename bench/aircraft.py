@@ -41,7 +41,10 @@ def env_case(config: dict, policy: MlpPolicy, executor: str, threads: int) -> Ca
     )
     env.reset()
     step = driven(lambda a: env.step_arrays(a)[0], env.sim.observations(), policy=policy)
-    return Case("", step, events_per_step=lambda: env.sim.last_step["events"],
+    return Case(
+        "",
+        step,
+        events_per_step=lambda: env.sim.last_step["events"],
         counters_per_step=lambda: work_counters(env.sim.last_step),
     )
 

@@ -53,7 +53,10 @@ def env_case(config: dict, actions: np.ndarray, executor: str, threads: int) -> 
     def step() -> None:
         env.step_arrays(actions)
 
-    return Case("", step, events_per_step=lambda: env.sim.last_step["events"],
+    return Case(
+        "",
+        step,
+        events_per_step=lambda: env.sim.last_step["events"],
         counters_per_step=lambda: work_counters(env.sim.last_step),
     )
 

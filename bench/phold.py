@@ -28,7 +28,10 @@ def sim_case(config: dict, executor: str, threads: int) -> Case:
     def step() -> None:
         sim.run_until(sim.now + dt)
 
-    return Case("", step, events_per_step=lambda: sim.last_step["events"],
+    return Case(
+        "",
+        step,
+        events_per_step=lambda: sim.last_step["events"],
         counters_per_step=lambda: work_counters(sim.last_step),
     )
 
