@@ -54,6 +54,10 @@ class Executor {
   virtual void bind(Dispatcher& dispatcher) = 0;
   // Drops every pending event.
   virtual void clear() = 0;
+  // After clear(): frees what clear() keeps for the next events (queues'
+  // buffers, node pools), when the events are moving elsewhere for a while
+  // (a checked step's serial stand-in). Optional: the default keeps them.
+  virtual void release_storage() {}
   // Runs on_init for every entity (reset). Events go to the pending set.
   virtual void initialize() = 0;
   // Adds a pending event (restoring a saved env). Not during a step.

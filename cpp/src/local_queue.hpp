@@ -154,6 +154,8 @@ class alignas(64) LocalQueue {
     inbox_min_.store(kNeverBits, std::memory_order_relaxed);
     heap_.clear(pool);
   }
+  // Frees what clear() keeps for reuse (the heap's key array). Empty queue only.
+  void release_storage() { heap_.release_storage(); }
   template <class Fn>
   void for_each(Fn&& fn) const {
     heap_.for_each(fn);

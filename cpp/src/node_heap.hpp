@@ -60,6 +60,12 @@ class NodeHeap {
     for (std::uint32_t i = 0; i < size_; ++i) pool.release(keys_[i].node);
     size_ = 0;
   }
+  // Frees the key array of an empty heap (a later push allocates again).
+  void release_storage() {
+    if (size_ != 0) return;
+    keys_.reset();
+    capacity_ = 0;
+  }
 
   // Visits every pending event, in no particular order.
   template <class Fn>

@@ -22,8 +22,9 @@ struct alignas(64) EventNode {
 };
 static_assert(sizeof(EventNode) == 128, "EventNode is two cache lines");
 
-// Per-worker free list of nodes, grown in blocks and never shrunk, so that
-// after warm-up a step allocates nothing. Nodes migrate between pools
+// Per-worker free list of nodes, grown in blocks, so that after warm-up a
+// step allocates nothing; the blocks are freed only when every node is idle
+// (drop_all(), when the pending events move to the serial loop's layout). Nodes migrate between pools
 // (allocated by the producer, freed by whoever handled the event): fine, each
 // pool is only touched by its own worker. Not thread-safe.
 class NodePool {
@@ -51,6 +52,17 @@ class NodePool {
     ++free_count_;
   }
   std::size_t free_count() const { return free_count_; }
+  // Nodes in this pool's blocks, free or not.
+  std::size_t capacity() const { return blocks_.size() * kBlock; }
+  // Frees every block and forgets the free list. Only when no node of any
+  // block is in use anywhere: nodes migrate between pools, so a caller
+  // checks that across all the pools that trade nodes
+  // (ParallelEngine::release_idle_nodes).
+  void drop_all() {
+    free_ = nullptr;
+    free_count_ = 0;
+    blocks_.clear();
+  }
   // Moves up to n free nodes to `to`. Nodes migrate from the pools of
   // producers to those of consumers; without moving them back, a producer
   // keeps allocating blocks while a consumer's free list only grows.

@@ -116,6 +116,23 @@ void ParallelEngine::balance_node_pools() {
   }
 }
 
+std::size_t ParallelEngine::node_capacity() const {
+  std::size_t capacity = 0;
+  for (unsigned w = 0; w < pool_.size(); ++w) capacity += workers_[w].pool.capacity();
+  return capacity;
+}
+
+bool ParallelEngine::release_idle_nodes() {
+  std::size_t free = 0, capacity = 0;
+  for (unsigned w = 0; w < pool_.size(); ++w) {
+    free += workers_[w].pool.free_count();
+    capacity += workers_[w].pool.capacity();
+  }
+  if (free != capacity) return false;  // some instance still holds events
+  for (unsigned w = 0; w < pool_.size(); ++w) workers_[w].pool.drop_all();
+  return true;
+}
+
 void ParallelEngine::prepare(Batch& batch) {
   batch.offsets.assign(1, 0);
   for (std::size_t i = 0; i < batch.count; ++i) {

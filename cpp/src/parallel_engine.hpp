@@ -81,6 +81,11 @@ class ParallelEngine {
   NodePool& caller_pool();
   // Evens out the workers' free event nodes (call between runs only).
   void balance_node_pools();
+  // Frees the node pools' blocks if no node is in use (every instance's
+  // events left the queues); returns whether it did. Between runs only.
+  bool release_idle_nodes();
+  // Nodes in the pools' blocks, free or holding events. Between runs only.
+  std::size_t node_capacity() const;
 
  private:
   struct Worker;

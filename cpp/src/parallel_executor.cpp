@@ -1,5 +1,7 @@
 #include "parallel_executor.hpp"
 
+#include "platform.hpp"
+
 namespace seer {
 
 ParallelExecutor::ParallelExecutor(unsigned num_threads)
@@ -15,8 +17,10 @@ ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
 ParallelExecutor::~ParallelExecutor() = default;
 
 void ParallelExecutor::bind(Dispatcher& dispatcher) {
+  dispatcher_ = &dispatcher;
   instance_.bind(dispatcher);
-  serial_.bind(dispatcher);
+  serial_ = std::make_unique<SerialExecutor>();
+  serial_->bind(dispatcher);
   // Nothing is pending yet: start in the layout the next step will use.
   serial_layout_ = engine_->next_threads() == 1;
 }
@@ -29,27 +33,44 @@ std::string ParallelExecutor::thread_decision() const {
 
 void ParallelExecutor::set_serial_layout(bool serial) {
   if (serial == serial_layout_) return;
-  moving_.clear();
+  // One layout in memory at a time: the events leave the old layout, whose
+  // storage is freed, before the new one is built (the peak is one layout
+  // plus the moving events, not two layouts).
+  std::vector<Event> moving;
+  moving.reserve(pending_count());  // no doubling: as large as the layout it leaves
   if (serial) {
     for (EntityId e = 0; e < instance_.num_entities; ++e) {
-      instance_.queues[e].for_each([this](const Event& ev) { moving_.push_back(ev); });
+      instance_.queues[e].for_each([&moving](const Event& ev) { moving.push_back(ev); });
       instance_.queues[e].clear(engine_->caller_pool());
       instance_.update_scan_top(e);
     }
-    for (const Event& ev : moving_) serial_.insert(ev);
+    release_queue_storage();
+    platform::return_free_memory();
+    for (const Event& ev : moving) serial_->insert(ev);
   } else {
-    serial_.collect_pending(moving_);
-    serial_.clear();
+    serial_->collect_pending(moving);
+    release_serial_storage();
+    platform::return_free_memory();
     NodePool& pool = engine_->caller_pool();
-    for (const Event& ev : moving_) instance_.queues[ev.target].push_local(ev, pool);
+    for (const Event& ev : moving) instance_.queues[ev.target].push_local(ev, pool);
     for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
   }
   serial_layout_ = serial;
 }
 
+void ParallelExecutor::release_serial_storage() {
+  serial_ = std::make_unique<SerialExecutor>();
+  serial_->bind(*dispatcher_);
+}
+
+void ParallelExecutor::release_queue_storage() {
+  for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.queues[e].release_storage();
+  engine_->release_idle_nodes();  // frees nothing while other instances hold events
+}
+
 void ParallelExecutor::insert(const Event& event) {
   if (serial_layout_) {
-    serial_.insert(event);
+    serial_->insert(event);
     return;
   }
   instance_.queues[event.target].push_local(event, engine_->caller_pool());
@@ -61,13 +82,30 @@ void ParallelExecutor::clear() {
     instance_.queues[e].clear(engine_->caller_pool());
     instance_.update_scan_top(e);
   }
-  serial_.clear();
-  serial_layout_ = engine_->next_threads() == 1;
+  serial_->clear();
+  const bool serial = engine_->next_threads() == 1;
+  // The layout the next events go to keeps its buffers for reuse (a reset
+  // refills it); the other one's are freed.
+  if (serial != serial_layout_) {
+    if (serial) {
+      release_queue_storage();
+    } else {
+      release_serial_storage();
+    }
+    platform::return_free_memory();
+  }
+  serial_layout_ = serial;
+}
+
+void ParallelExecutor::release_storage() {
+  release_queue_storage();
+  release_serial_storage();
+  platform::return_free_memory();
 }
 
 void ParallelExecutor::initialize() {
   if (serial_layout_) {
-    serial_.initialize();
+    serial_->initialize();
     return;
   }
   engine_->initialize(instance_);
@@ -76,7 +114,7 @@ void ParallelExecutor::initialize() {
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
   if (serial_layout_) {
-    serial_.collect_pending(out);
+    serial_->collect_pending(out);
     return;
   }
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
@@ -85,7 +123,7 @@ void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
 }
 
 std::size_t ParallelExecutor::pending_count() const {
-  if (serial_layout_) return serial_.pending_count();
+  if (serial_layout_) return serial_->pending_count();
   std::size_t n = 0;
   for (EntityId e = 0; e < instance_.num_entities; ++e) n += instance_.queues[e].size();
   return n;
@@ -104,7 +142,7 @@ void ParallelExecutor::run_serial_step(const StepWindow& window, StepStats& stat
   set_serial_layout(true);
   ran_serial_loop_ = true;
   stats.threads = 1;
-  serial_.run_step(window, stats);
+  serial_->run_step(window, stats);
 }
 
 void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {

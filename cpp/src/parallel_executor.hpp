@@ -64,6 +64,7 @@ class ParallelExecutor final : public Executor {
   void release_threads() override { engine_->release_threads(); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
+  void release_storage() override;
   void initialize() override;
   void insert(const Event& event) override;
   void collect_pending(std::vector<Event>& out) const override;
@@ -89,13 +90,20 @@ class ParallelExecutor final : public Executor {
 
  private:
   void set_serial_layout(bool serial);
+  // Frees the serial loop's heap and buffers (a fresh, empty serial_).
+  void release_serial_storage();
+  // Frees the (empty) queues' key arrays and, if no instance on the engine
+  // holds an event, the engine's node blocks.
+  void release_queue_storage();
 
   std::shared_ptr<ParallelEngine> engine_;
   ParallelInstance instance_;
-  SerialExecutor serial_;      // the loop (and heap) of one-thread steps
+  Dispatcher* dispatcher_ = nullptr;
+  // The loop (and heap) of one-thread steps; replaced by an empty one when
+  // the events move to the queues, which frees its buffers.
+  std::unique_ptr<SerialExecutor> serial_;
   bool serial_layout_ = false;  // pending events in serial_ (else in instance_.queues)
   bool ran_serial_loop_ = false;  // the last step ran serial_'s loop
-  std::vector<Event> moving_;   // scratch for set_serial_layout()
 };
 
 // The vector env's runner for "parallel": every instance on one shared

@@ -13,6 +13,7 @@
 #if defined(__linux__) && !defined(SEER_PORTABLE)
 #define SEER_PLATFORM_LINUX 1
 #include <linux/futex.h>
+#include <malloc.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -156,6 +157,12 @@ std::uint64_t available_memory_bytes() {
   return available;
 #else
   return physical_memory();
+#endif
+}
+
+void return_free_memory() {
+#if defined(SEER_PLATFORM_LINUX) && defined(__GLIBC__)
+  malloc_trim(0);
 #endif
 }
 

@@ -9,7 +9,10 @@
 //    std::thread::hardware_concurrency();
 //  - memory this process may still allocate: /proc/meminfo's MemAvailable
 //    capped by a cgroup v2 limit, each only when its file exists; fallback,
-//    the physical memory the system reports (sysconf, GlobalMemoryStatusEx).
+//    the physical memory the system reports (sysconf, GlobalMemoryStatusEx);
+//  - giving freed heap memory back to the system: glibc's malloc_trim (the
+//    freed nodes and heaps of a layout are many small blocks, which free()
+//    keeps); fallback, nothing.
 #pragma once
 
 #include <atomic>
@@ -43,5 +46,10 @@ inline constexpr std::uint64_t kUnknownBytes = std::numeric_limits<std::uint64_t
 // Bytes this process may still allocate, or kUnknownBytes. Thread-safe; may
 // read files.
 std::uint64_t available_memory_bytes();
+
+// Returns the allocator's free memory to the system where it can (after a
+// large structure made of small blocks was freed). Thread-safe; may take a
+// few milliseconds; allocates nothing.
+void return_free_memory();
 
 }  // namespace seer::platform

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "digest.hpp"
+#include "platform.hpp"
 #include "seer/errors.hpp"
 
 namespace seer {
@@ -18,8 +19,10 @@ namespace {
 // Moves every pending event (a checked step's serial stand-in and back).
 void move_pending(Executor& from, Executor& to) {
   std::vector<Event> pending;
+  pending.reserve(from.pending_count());  // no doubling: the copy is as large as the queues
   from.collect_pending(pending);
   from.clear();
+  from.release_storage();  // one layout in memory at a time
   for (const Event& e : pending) to.insert(e);
 }
 
@@ -66,6 +69,7 @@ void Simulation::set_executor(std::unique_ptr<Executor> next) {
   next->bind(dispatcher_);
   if (executor_) {
     std::vector<Event> pending;
+    pending.reserve(executor_->pending_count());
     executor_->collect_pending(pending);
     for (const Event& e : pending) next->insert(e);
   }
@@ -93,9 +97,13 @@ void Simulation::replace_torn_executor(std::unique_ptr<Executor> fresh) {
 }
 
 template <class Fn>
-void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn) {
+void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn,
+                                       std::vector<Event>* step_start_pending) {
   // The write check compares states that other handlers may be writing: only
-  // sound while no other handler runs.
+  // sound while no other handler runs. `step_start_pending`: a checked step's
+  // copy of the pending events at its start (what the executor holds now).
+  // Moving them to the stand-in then needs no second copy, and after a step
+  // that passed, the copy (no longer needed) holds them on the way back.
   try {
     if (executor_->num_threads() == 1) {
       dispatcher_.set_write_check(mode);
@@ -105,15 +113,34 @@ void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn) {
         stand_in_ = make_executor("serial", 1);
         stand_in_->bind(dispatcher_);
       }
-      move_pending(*executor_, *stand_in_);
+      if (step_start_pending != nullptr) {
+        executor_->clear();
+        executor_->release_storage();
+        for (const Event& e : *step_start_pending) stand_in_->insert(e);
+      } else {
+        move_pending(*executor_, *stand_in_);
+      }
       dispatcher_.set_write_check(mode);
+      // Back to the executor; the stand-in is dropped before the executor's
+      // layout is rebuilt, so its buffers and that layout are never both in
+      // memory (it is made again for the next checked step).
+      const auto take_back = [this](std::vector<Event>& pending) {
+        pending.clear();
+        pending.reserve(stand_in_->pending_count());
+        stand_in_->collect_pending(pending);
+        stand_in_.reset();
+        platform::return_free_memory();
+        for (const Event& e : pending) executor_->insert(e);
+      };
       try {
         fn(*stand_in_);
       } catch (...) {
-        move_pending(*stand_in_, *executor_);  // pending_events() stays meaningful
+        std::vector<Event> pending;  // the step's start copy may be needed to rerun it
+        take_back(pending);          // pending_events() stays meaningful
         throw;
       }
-      move_pending(*stand_in_, *executor_);
+      std::vector<Event> own;
+      take_back(step_start_pending != nullptr ? *step_start_pending : own);
     }
   } catch (...) {
     dispatcher_.set_write_check(WriteCheck::kOff);
@@ -126,10 +153,13 @@ void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
   stats.threads = 1;
   try {
     // Detection first: one state compared and copied per handler.
-    one_handler_at_a_time(WriteCheck::kDetect, [&](Executor& executor) {
-      executor.run_step(window, stats);
-      dispatcher_.finish_write_detection(window.t_end);
-    });
+    one_handler_at_a_time(
+        WriteCheck::kDetect,
+        [&](Executor& executor) {
+          executor.run_step(window, stats);
+          dispatcher_.finish_write_detection(window.t_end);
+        },
+        &step_start_.pending);
   } catch (const ForeignWriteDetected&) {
     // A foreign write happened in this step: rerun it from its start with
     // every other state compared after every handler, which names the writer
@@ -137,8 +167,9 @@ void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
     restore_step_start();
     stats = StepStats{};
     stats.threads = 1;
-    one_handler_at_a_time(WriteCheck::kFull,
-                          [&](Executor& executor) { executor.run_step(window, stats); });
+    one_handler_at_a_time(
+        WriteCheck::kFull, [&](Executor& executor) { executor.run_step(window, stats); },
+        &step_start_.pending);
     throw;  // not found again (a model whose handlers are not deterministic)
   }
 }
@@ -157,6 +188,7 @@ void Simulation::keep_step_start() {
     k.runtimes[e] = dispatcher_.entity(e);
   }
   k.pending.clear();
+  k.pending.reserve(executor_->pending_count());
   executor_->collect_pending(k.pending);
 }
 
@@ -300,6 +332,7 @@ void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
   if (step_checked_ && !options_.check && checked_steps_left_ == 0) {
     step_start_ = StepStart{};  // the last checked step: free its copies
     dispatcher_.free_write_check_copy();
+    platform::return_free_memory();
   }
   now_ = window.t_end;
   ++steps_;
@@ -335,6 +368,7 @@ void Simulation::boundary() {
 
 std::vector<Event> Simulation::pending_events() const {
   std::vector<Event> pending;
+  pending.reserve(executor_->pending_count());
   executor_->collect_pending(pending);
   std::sort(pending.begin(), pending.end(), key_less);
   return pending;

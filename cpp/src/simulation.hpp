@@ -140,7 +140,8 @@ class Simulation {
   // env's own when it has one thread, else the serial stand-in, with the
   // pending events moved there and back.
   template <class Fn>
-  void one_handler_at_a_time(WriteCheck mode, Fn&& fn);
+  void one_handler_at_a_time(WriteCheck mode, Fn&& fn,
+                             std::vector<Event>* step_start_pending = nullptr);
 
   std::unique_ptr<Model> model_;
   SimulationOptions options_;
