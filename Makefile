@@ -104,8 +104,11 @@ asan-python: asan-build
 		$(PYTHON) .ci/pytest_sanitized.py $(ASAN_BUILD)/pkg -q -p no:cacheprovider --capture=sys \
 		$(ASAN_PY_TESTS)
 
-# Hypothesis over Simulation.load blobs, configs and action arrays, under
-# ASan + UBSan (the asan build), for FUZZ_SECONDS (tools/fuzz.py).
+# Hypothesis over Simulation.load blobs, configs, action arrays, vector env
+# call interleavings, action dicts (key order, subsets, unknown keys, value
+# types, against a reference env) and the batched TorchRL env's TensorDict
+# actions (dtypes, shapes, against a reference env), under ASan + UBSan (the
+# asan build), for FUZZ_SECONDS (tools/fuzz.py).
 FUZZ_SECONDS ?= 600
 fuzz: asan-build
 	rm -rf $(ASAN_BUILD)/pkg && mkdir -p $(ASAN_BUILD)/pkg

@@ -17,7 +17,8 @@ it to one instance's agent names and ``env.n_agents`` counts them. The group hol
 
 - ``observation``: ``float32[num_envs, n_agents, obs_dim]``;
 - ``action``: ``int64[num_envs, n_agents]`` (Discrete, an index) or
-  ``float32[num_envs, n_agents, dim]`` (Box);
+  ``float32[num_envs, n_agents, dim]`` (Box); any integer or real dtype is
+  taken, any other shape is a ValueError (not reshaped);
 - ``reward``: ``float32[num_envs, n_agents, 1]``;
 - ``done``, ``terminated``, ``truncated``: ``bool[num_envs, n_agents, 1]``,
   each agent's own end (an agent that is gone stays done until its instance
@@ -167,6 +168,8 @@ class SeerBatchedEnv(EnvBase):
         # Keys and shapes a step uses, computed once.
         self._action_key = (self.group, "action")
         self._vec_action_shape = vec.action_space.shape
+        # What the action spec says: [num_envs, n_agents] (Discrete) or [..., dim] (Box).
+        self._action_shape = (m, a, *vec.single_action_space.shape)
         self._group_size = torch.Size([m, a])
         self._flag_shape = (m, 1)
         # What step_mdp drops from the root, or takes from "next" (the group apart).
@@ -377,6 +380,14 @@ class SeerBatchedEnv(EnvBase):
             actions = action.numpy()
         except (RuntimeError, TypeError, NotImplementedError):  # grad, device, view, dtype
             actions = _action_numpy(action, self._action_key)
+        if actions.shape != self._action_shape:
+            # Checked, not reshaped: a transposed or flattened batch holds as
+            # many numbers, and would hand each agent another agent's action.
+            raise ValueError(
+                f"the action at {self._action_key!r} must have shape {self._action_shape} "
+                f"([num_envs, n_agents{', dim' if len(self._action_shape) > 2 else ''}]), "
+                f"got {tuple(actions.shape)}"
+            )
         actions = actions.reshape(self._vec_action_shape)
         # done, terminated, truncated and is_init of each instance: one fresh [4, m, 1] array.
         flags = np.zeros((4, *self._flag_shape), dtype=bool)
