@@ -216,14 +216,14 @@ class VectorSimulation:
     num_envs instances of one model, stepped in one call; with the parallel executor they share one thread pool and one executive list.
     """
     @typing.overload
-    def __init__(self, model: str, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+    def __init__(self, model: str, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000, memory_copies: typing.Any = None) -> None:
         """
-        num_envs (1..65536) instances of the registered model `model`; options as Simulation.
+        num_envs (1..65536) instances of the registered model `model`; options as Simulation. memory_copies: instances the memory check counts (default num_envs; an async env's first batch counts them all).
         """
     @typing.overload
-    def __init__(self, model: typing.Any, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+    def __init__(self, model: typing.Any, config: dict, num_envs: typing.Any, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000, memory_copies: typing.Any = None) -> None:
         """
-        num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each with its own state); config must be empty; options as Simulation.
+        num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each with its own state); config must be empty; options and memory_copies as for a registered model.
         """
     def check_next_steps(self, steps: typing.Any) -> None:
         """

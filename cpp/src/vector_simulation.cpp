@@ -9,12 +9,13 @@
 namespace seer {
 
 VectorSimulation::VectorSimulation(const std::string& model, const Config& config,
-                                   std::size_t num_envs, const SimulationOptions& options)
-    : VectorSimulation([&model, &config] { return make_model(model, config); }, num_envs,
-                       options) {}
+                                   std::size_t num_envs, const SimulationOptions& options,
+                                   std::size_t memory_copies)
+    : VectorSimulation([&model, &config] { return make_model(model, config); }, num_envs, options,
+                       memory_copies) {}
 
 VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
-                                   const SimulationOptions& options)
+                                   const SimulationOptions& options, std::size_t memory_copies)
     : options_(options) {
   if (num_envs < 1 || num_envs > 65536) {
     throw std::invalid_argument("num_envs must be in [1, 65536], got " + std::to_string(num_envs));
@@ -23,7 +24,7 @@ VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
   for (std::size_t i = 0; i < num_envs; ++i) {
     auto sim = std::make_unique<Simulation>(make(), options);
     // The model checked that one instance fits; check the whole batch before building it.
-    if (i == 0) require_memory(sim->spec(), "this config", num_envs);
+    if (i == 0) require_memory(sim->spec(), "this config", memory_copies != 0 ? memory_copies : num_envs);
     sim->set_executor(runner_->add_instance());
     sims_.push_back(std::move(sim));
   }

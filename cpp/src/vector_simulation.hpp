@@ -30,11 +30,14 @@ class VectorSimulation {
   // Makes one instance's model (each instance owns its own).
   using ModelMaker = std::function<std::unique_ptr<Model>()>;
 
-  // num_envs instances of the registered model `model` with `config`.
+  // num_envs instances of the registered model `model` with `config`. The
+  // memory check before the instances are built counts `memory_copies`
+  // instances (0: num_envs): an async env's first batch counts every batch.
   VectorSimulation(const std::string& model, const Config& config, std::size_t num_envs,
-                   const SimulationOptions& options);
+                   const SimulationOptions& options, std::size_t memory_copies = 0);
   // num_envs instances of the models `make` returns (a compiled NumbaModel).
-  VectorSimulation(const ModelMaker& make, std::size_t num_envs, const SimulationOptions& options);
+  VectorSimulation(const ModelMaker& make, std::size_t num_envs, const SimulationOptions& options,
+                   std::size_t memory_copies = 0);
 
   std::size_t size() const { return sims_.size(); }
   // std::out_of_range -> IndexError. Do not set_executor() on an instance:

@@ -80,7 +80,10 @@ class SeerAsyncVectorEnv(VectorEnv):
         self.batches: list[SeerVectorEnv] = []
         for b in range(self.num_batches):
             batch_seed = None if seed is None else (seed + b * size) % 2**64
-            vec = SeerVectorEnv(name, size, seed=batch_seed, **config)
+            # The first batch's memory check counts every batch: refused before
+            # any batch is built, not after some are.
+            total = self.num_instances if b == 0 else None
+            vec = SeerVectorEnv(name, size, seed=batch_seed, _memory_instances=total, **config)
             vec.instance_offset = b * size
             self.batches.append(vec)
         first = self.batches[0]

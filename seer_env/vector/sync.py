@@ -175,8 +175,11 @@ class SeerVectorEnv(VectorEnv):
         num_instances: int | None = None,
         *,
         num_envs: int | None = None,
+        _memory_instances: int | None = None,
         **config: Any,
     ) -> None:
+        # _memory_instances: how many instances the memory check counts (default
+        # num_instances): SeerAsyncVectorEnv's first batch counts every batch's.
         # num_envs= is the deprecated name of num_instances (seer_env.vector.instance_count).
         self.num_instances = resolve_num_instances(num_instances, num_envs)
         seed = validate_seed(config.pop("seed", None))
@@ -205,7 +208,7 @@ class SeerVectorEnv(VectorEnv):
         self._check_steps = proto._check_steps  # checked steps of each instance after reset 1
         # The batch first: it checks that num_envs instances fit in memory before
         # anything big exists (the batched spaces hold two arrays of every row).
-        self.sim = self._new_simulation()
+        self.sim = self._new_simulation(_memory_instances)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._call = _OneCall()
@@ -221,9 +224,11 @@ class SeerVectorEnv(VectorEnv):
         self.instance_offset = 0
         _LIVE.add(self)
 
-    def _new_simulation(self) -> _core.VectorSimulation:
+    def _new_simulation(self, memory_instances: int | None = None) -> _core.VectorSimulation:
         model, config, options = self._sim_args
-        return new_vector_simulation(model, config, self.num_instances, **options)
+        return new_vector_simulation(
+            model, config, self.num_instances, memory_copies=memory_instances, **options
+        )
 
     # -- helpers --------------------------------------------------------------------------------
     def _rows(self, instance_mask: np.ndarray) -> np.ndarray:

@@ -23,6 +23,11 @@ namespace py = pybind11;
 namespace seer::bindings {
 namespace {
 
+// memory_copies: None (the batch's own instances) or a count of instances.
+std::size_t to_memory_copies(const py::object& value) {
+  return value.is_none() ? 0 : to_count(value, "memory_copies", 1, std::uint64_t{1} << 32);
+}
+
 // The inputs of a background step, owned by the binding until step_wait():
 // the caller's arrays may change or die meanwhile.
 struct PendingStep {
@@ -229,22 +234,25 @@ void bind_vector(py::module_& m) {
                                  "executive list.")
       .def(py::init([](const std::string& model, const py::dict& config, const py::object& num_envs,
                        const std::string& executor, const py::object& num_threads, bool check,
-                       const py::object& event_budget) {
+                       const py::object& event_budget, const py::object& memory_copies) {
              auto self = std::make_unique<PyVectorSimulation>();
              const SimulationOptions options =
                  to_options(executor, num_threads, check, event_budget);
              self->vec = std::make_unique<VectorSimulation>(
-                 model, to_config(config), to_count(num_envs, "num_envs", 1, 65536), options);
+                 model, to_config(config), to_count(num_envs, "num_envs", 1, 65536), options,
+                 to_memory_copies(memory_copies));
              wire_outputs(*self);
              return self;
            }),
            py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000,
-           "num_envs (1..65536) instances of the registered model `model`; options as Simulation.")
+           py::arg("event_budget") = 50'000'000, py::arg("memory_copies") = py::none(),
+           "num_envs (1..65536) instances of the registered model `model`; options as Simulation. "
+           "memory_copies: instances the memory check counts (default num_envs; an async env's "
+           "first batch counts them all).")
       .def(py::init([](const py::object& model, const py::dict& config, const py::object& num_envs,
                        const std::string& executor, const py::object& num_threads, bool check,
-                       const py::object& event_budget) {
+                       const py::object& event_budget, const py::object& memory_copies) {
              if (!config.empty()) {
                throw std::invalid_argument(
                    "config must be empty for a NumbaModel instance (configure it in its "
@@ -266,15 +274,17 @@ void bind_vector(py::module_& m) {
                return compiled;
              };
              auto self = std::make_unique<PyVectorSimulation>();
-             self->vec = std::make_unique<VectorSimulation>(make, count, options);
+             self->vec = std::make_unique<VectorSimulation>(make, count, options,
+                                                            to_memory_copies(memory_copies));
              wire_outputs(*self);
              return self;
            }),
            py::arg("model"), py::arg("config"), py::arg("num_envs"), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000,
+           py::arg("event_budget") = 50'000'000, py::arg("memory_copies") = py::none(),
            "num_envs (1..65536) instances of a compiled seer_env.NumbaModel instance (each "
-           "with its own state); config must be empty; options as Simulation.")
+           "with its own state); config must be empty; options and memory_copies as for a "
+           "registered model.")
       .def("release_threads",
            [](PyVectorSimulation& self) {
              require_no_step_in_flight(self);
