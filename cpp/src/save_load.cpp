@@ -161,6 +161,13 @@ void Simulation::load(const std::string& blob) {
   const auto now = r.value<double>();
   if (!std::isfinite(now) || now < 0.0) refuse("clock " + std::to_string(now));
   const auto steps = r.value<std::uint64_t>();
+  // The clock is always steps x dt (every step ends at (steps + 1) x dt): a
+  // blob claiming another clock would make the next step's window end before
+  // `now`, and run_until() from there walk up to it one dt at a time.
+  if (now != static_cast<double>(steps) * s.dt) {
+    refuse("clock " + std::to_string(now) + " is not steps x dt (" + std::to_string(steps) +
+           " x " + std::to_string(s.dt) + ")");
+  }
   const auto events_total = r.value<std::uint64_t>();
   const auto seed = r.value<std::uint64_t>();
   const std::size_t state_size = model_->entity_state_size();

@@ -92,6 +92,10 @@ def test_crafted_fields_are_validated(saved):
     cases = [
         (at.now, "<d", float("nan"), "clock nan"),
         (at.now, "<d", -1.0, "clock -1"),
+        # Not steps x dt: the next step would end before the clock, and
+        # run_until(now + 2 dt) walk up to 1e15 one dt at a time (a fuzzer hang).
+        (at.now, "<d", 1e15, "is not steps x dt"),
+        (at.now, "<d", 2.5, "is not steps x dt"),
         (at.rng_used(3), "<I", 1000, "entity 3 RNG counter"),
         (at.pending, "<Q", 1 << 60, "pending events in"),
         (at.pending, "<Q", n_pending + 1, "pending events in|bytes of outputs"),
