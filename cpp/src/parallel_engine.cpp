@@ -123,12 +123,9 @@ std::size_t ParallelEngine::node_capacity() const {
 }
 
 bool ParallelEngine::release_idle_nodes() {
-  std::size_t free = 0, capacity = 0;
-  for (unsigned w = 0; w < pool_.size(); ++w) {
-    free += workers_[w].pool.free_count();
-    capacity += workers_[w].pool.capacity();
-  }
-  if (free != capacity) return false;  // some instance still holds events
+  std::size_t free = 0;
+  for (unsigned w = 0; w < pool_.size(); ++w) free += workers_[w].pool.free_count();
+  if (free != node_capacity()) return false;  // some instance still holds events
   for (unsigned w = 0; w < pool_.size(); ++w) workers_[w].pool.drop_all();
   return true;
 }

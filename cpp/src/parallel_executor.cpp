@@ -17,7 +17,6 @@ ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
 ParallelExecutor::~ParallelExecutor() = default;
 
 void ParallelExecutor::bind(Dispatcher& dispatcher) {
-  dispatcher_ = &dispatcher;
   instance_.bind(dispatcher);
   serial_ = std::make_unique<SerialExecutor>();
   serial_->bind(dispatcher);
@@ -60,7 +59,7 @@ void ParallelExecutor::set_serial_layout(bool serial) {
 
 void ParallelExecutor::release_serial_storage() {
   serial_ = std::make_unique<SerialExecutor>();
-  serial_->bind(*dispatcher_);
+  serial_->bind(*instance_.dispatcher);
 }
 
 void ParallelExecutor::release_queue_storage() {

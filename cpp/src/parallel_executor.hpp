@@ -98,7 +98,6 @@ class ParallelExecutor final : public Executor {
 
   std::shared_ptr<ParallelEngine> engine_;
   ParallelInstance instance_;
-  Dispatcher* dispatcher_ = nullptr;
   // The loop (and heap) of one-thread steps; replaced by an empty one when
   // the events move to the queues, which frees its buffers.
   std::unique_ptr<SerialExecutor> serial_;

@@ -16,11 +16,18 @@
 namespace seer {
 namespace {
 
+// Replaces `out` with a copy of `executor`'s pending events, reserved first:
+// no doubling, so the copy never needs more than its own size.
+void copy_pending(const Executor& executor, std::vector<Event>& out) {
+  out.clear();
+  out.reserve(executor.pending_count());
+  executor.collect_pending(out);
+}
+
 // Moves every pending event (a checked step's serial stand-in and back).
 void move_pending(Executor& from, Executor& to) {
   std::vector<Event> pending;
-  pending.reserve(from.pending_count());  // no doubling: the copy is as large as the queues
-  from.collect_pending(pending);
+  copy_pending(from, pending);
   from.clear();
   from.release_storage();  // one layout in memory at a time
   for (const Event& e : pending) to.insert(e);
@@ -69,8 +76,7 @@ void Simulation::set_executor(std::unique_ptr<Executor> next) {
   next->bind(dispatcher_);
   if (executor_) {
     std::vector<Event> pending;
-    pending.reserve(executor_->pending_count());
-    executor_->collect_pending(pending);
+    copy_pending(*executor_, pending);
     for (const Event& e : pending) next->insert(e);
   }
   executor_ = std::move(next);
@@ -125,9 +131,7 @@ void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn,
       // layout is rebuilt, so its buffers and that layout are never both in
       // memory (it is made again for the next checked step).
       const auto take_back = [this](std::vector<Event>& pending) {
-        pending.clear();
-        pending.reserve(stand_in_->pending_count());
-        stand_in_->collect_pending(pending);
+        copy_pending(*stand_in_, pending);
         stand_in_.reset();
         platform::return_free_memory();
         for (const Event& e : pending) executor_->insert(e);
@@ -187,9 +191,7 @@ void Simulation::keep_step_start() {
     std::memcpy(k.publics.data() + e * public_size, model_->public_state(e), public_size);
     k.runtimes[e] = dispatcher_.entity(e);
   }
-  k.pending.clear();
-  k.pending.reserve(executor_->pending_count());
-  executor_->collect_pending(k.pending);
+  copy_pending(*executor_, k.pending);
 }
 
 void Simulation::restore_step_start() {
@@ -368,8 +370,7 @@ void Simulation::boundary() {
 
 std::vector<Event> Simulation::pending_events() const {
   std::vector<Event> pending;
-  pending.reserve(executor_->pending_count());
-  executor_->collect_pending(pending);
+  copy_pending(*executor_, pending);
   std::sort(pending.begin(), pending.end(), key_less);
   return pending;
 }

@@ -43,8 +43,7 @@ std::unique_ptr<seer::Simulation> make_sim(const char* executor, unsigned thread
   seer::SimulationOptions options;
   options.executor = executor;
   options.num_threads = threads;
-  auto sim = std::make_unique<seer::Simulation>(seer::make_model("pcs", kConfig), options);
-  return sim;
+  return std::make_unique<seer::Simulation>(seer::make_model("pcs", kConfig), options);
 }
 
 seer::ParallelExecutor& parallel_of(seer::Simulation& sim) {
