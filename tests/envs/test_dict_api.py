@@ -460,6 +460,29 @@ def test_agents_naming_an_agent_twice_or_no_agent_is_refused_before_stepping(bad
         assert env.sim.digest() == digest
 
 
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_every_env_in_a_process_keeps_the_no_lookup_path(name):
+    """possible_agents in order is recognised without hashing on every env, not only the first.
+
+    The bridge interns the names; a second env's own name strings were once not the
+    interned objects, so its every step looked each agent up (and printed its repr):
+    ~10% of a PCS 64x64 step.
+    """
+    import pickle
+
+    envs = [make(name) for _ in range(3)]
+    envs.append(pickle.loads(pickle.dumps(envs[0])))
+    envs.append(make(name))
+    envs[-1].possible_agents = [str(a.encode().decode()) for a in envs[-1].possible_agents]
+    envs[-1]._dicts = envs[-1]._new_dict_bridge()  # names that are not the interned objects
+    for env in envs:
+        env.reset(seed=0)
+        env.agents = list(env.possible_agents)
+        assert env._dicts.live_rows(env.agents) is None
+    reordered = envs[0].agents[::-1]
+    assert env._dicts.live_rows(reordered).tolist() == list(range(len(reordered)))[::-1]
+
+
 # -- one action-dict policy on every env ---------------------------------------------------------
 @pytest.mark.parametrize("name", ENV_NAMES)
 def test_actions_for_every_possible_agent_work_all_episode(name):

@@ -105,6 +105,7 @@ class DictBridge {
              std::size_t act_dim, std::int64_t act_n, double low, double high)
       : discrete_(discrete), act_dim_(act_dim), act_n_(act_n), low_(low), high_(high) {
     for (std::size_t i = 0; i < names.size(); ++i) {
+      given_.push_back(names[i]);
       py::object name = intern(names[i]);
       set_item(index_.ptr(), name.ptr(), py::int_(i));
       names_.push_back(name);
@@ -179,7 +180,8 @@ class DictBridge {
     const std::size_t count = live.size();
     bool identical = count == num_agents_;
     for (std::size_t j = 0; identical && j < count; ++j) {
-      identical = PyList_GET_ITEM(live.ptr(), j) == names_[j].ptr();
+      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
+      identical = name == names_[j].ptr() || name == given_[j].ptr();
     }
     if (identical) return py::none();
     py::array_t<std::int64_t> rows(static_cast<py::ssize_t>(count));
@@ -188,13 +190,12 @@ class DictBridge {
     for (std::size_t j = 0; j < count; ++j) {
       PyObject* name = PyList_GET_ITEM(live.ptr(), j);
       const std::ptrdiff_t i = PyUnicode_Check(name) ? index_of(name) : -1;
-      const std::string shown = py::repr(py::handle(name));
       if (i < 0) {
-        throw std::invalid_argument("env.agents holds " + shown +
+        throw std::invalid_argument("env.agents holds " + shown(name) +
                                     ", which is not one of possible_agents");
       }
       if (seen[static_cast<std::size_t>(i)] != 0) {
-        throw std::invalid_argument("env.agents holds " + shown + " twice");
+        throw std::invalid_argument("env.agents holds " + shown(name) + " twice");
       }
       seen[static_cast<std::size_t>(i)] = 1;
       out[j] = i;
@@ -287,6 +288,10 @@ class DictBridge {
     bool& flag_;
   };
 
+  // A name as an error message shows it (only on the way to an error: repr
+  // costs more than the lookup it would sit beside).
+  static std::string shown(PyObject* name) { return py::repr(py::handle(name)); }
+
   static py::object intern(py::object s) {
     if (!PyUnicode_Check(s.ptr())) throw py::type_error("names must be str");
     PyObject* p = s.release().ptr();
@@ -307,7 +312,9 @@ class DictBridge {
   // (the common case: `live` in possible_agents' order), else looked up by
   // name (a caller may reorder `env.agents`); -1 when it is no agent's.
   std::ptrdiff_t row_of(PyObject* name, std::size_t j) const {
-    if (j < names_.size() && name == names_[j].ptr()) return static_cast<std::ptrdiff_t>(j);
+    if (j < names_.size() && (name == names_[j].ptr() || name == given_[j].ptr())) {
+      return static_cast<std::ptrdiff_t>(j);
+    }
     return index_of(name);
   }
 
@@ -698,6 +705,7 @@ class DictBridge {
   double low_, high_;
   std::size_t num_agents_ = 0;
   std::vector<py::object> names_;  // possible_agents (interned), by row
+  std::vector<py::object> given_;  // the objects possible_agents held (maybe not the interned ones)
   py::dict index_;                 // agent name -> row
   py::dict info_template_;  // {info_key: 0}
   std::vector<py::object> info_keys_;
