@@ -19,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "compiler.hpp"
 #include "seer/event.hpp"
 
 namespace seer {
@@ -52,7 +53,7 @@ class EventHeap {
     free_slots()[free_count_++] = slot;
     // The next event to pop has usually waited long enough to leave the
     // cache; start loading it while the caller handles this one.
-    if (size_ != 0) __builtin_prefetch(&slab()[keys[0].slot]);
+    if (size_ != 0) SEER_PREFETCH(&slab()[keys[0].slot]);
     return slab()[slot];
   }
 

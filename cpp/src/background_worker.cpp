@@ -1,7 +1,5 @@
 #include "background_worker.hpp"
 
-#include <unistd.h>
-
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -9,6 +7,7 @@
 #include <utility>
 
 #include "block_async_signals.hpp"
+#include "platform.hpp"
 #include "seer/errors.hpp"
 
 namespace seer {
@@ -44,7 +43,7 @@ void BackgroundWorker::thread_main(std::shared_ptr<Shared> shared) {
 }
 
 void BackgroundWorker::abandon_if_forked() {
-  if (!shared_ || owner_pid_ == ::getpid()) return;
+  if (!shared_ || owner_pid_ == platform::process_id()) return;
   // A forked child: the parent's thread does not exist here; joining or
   // detaching its handle is undefined, so leak it with the shared state
   // (whose mutex the parent's thread may have held at the fork).
@@ -70,7 +69,7 @@ void BackgroundWorker::start() {
     }
   }
   shared_ = std::move(shared);
-  owner_pid_ = ::getpid();
+  owner_pid_ = platform::process_id();
 }
 
 void BackgroundWorker::submit(std::function<void()> job) {

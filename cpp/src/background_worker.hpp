@@ -10,11 +10,10 @@
 // - The thread blocks asynchronous signals (SIGINT goes to Python's thread).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <thread>
-
-#include <sys/types.h>
 
 namespace seer {
 
@@ -51,7 +50,7 @@ class BackgroundWorker {
 
   std::shared_ptr<Shared> shared_;
   std::thread thread_;
-  pid_t owner_pid_ = 0;
+  std::int64_t owner_pid_ = 0;
   bool in_flight_ = false;
 };
 

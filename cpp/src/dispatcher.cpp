@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "seer/errors.hpp"
+#include "compiler.hpp"
 
 namespace seer {
 
@@ -29,7 +30,7 @@ void Dispatcher::set_write_check(WriteCheck mode) {
 
 template <class Fn>
 void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn) {
-  if (__builtin_expect(stop_.load(std::memory_order_relaxed), false)) {
+  if (SEER_UNLIKELY(stop_.load(std::memory_order_relaxed))) {
     std::ostringstream out;
     out.precision(17);
     out << "interrupted: the step stopped before entity " << e << " handled '"

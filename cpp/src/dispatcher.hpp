@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "seer/context.hpp"
+#include "compiler.hpp"
 #include "seer/errors.hpp"
 #include "seer/event.hpp"
 #include "seer/model.hpp"
@@ -82,8 +83,8 @@ class Dispatcher {
 
   // Starts loading e's runtime record and state (a hint; changes nothing).
   void prefetch(EntityId e) const {
-    __builtin_prefetch(&entities_[e]);
-    __builtin_prefetch(model_->entity_state(e));
+    SEER_PREFETCH(&entities_[e]);
+    SEER_PREFETCH(model_->entity_state(e));
   }
 
   // Thread-safe for distinct entities (entity-local by the contract).

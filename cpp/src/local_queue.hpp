@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "node_heap.hpp"
+#include "compiler.hpp"
 #include "node_pool.hpp"
 #include "seer/event.hpp"
 
@@ -134,8 +135,8 @@ class alignas(64) LocalQueue {
   // Starts loading the earliest heap event and the heap's keys (a hint). Thread-safe.
   void prefetch_heap() const {
     if (scan_event_ != nullptr) {
-      __builtin_prefetch(scan_event_);
-      __builtin_prefetch(heap_.front_address());
+      SEER_PREFETCH(scan_event_);
+      SEER_PREFETCH(heap_.front_address());
     }
   }
   // Lower bound on the time of anything in the inbox (+inf when empty).

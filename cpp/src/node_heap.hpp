@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "node_pool.hpp"
+#include "compiler.hpp"
 
 namespace seer {
 
@@ -46,7 +47,7 @@ class NodeHeap {
     EventNode* node = keys_[--size_].node;
     // The next event to pop has usually waited long enough to leave the
     // cache; start loading it while the caller handles this one.
-    if (size_ != 0) __builtin_prefetch(keys_[0].node);
+    if (size_ != 0) SEER_PREFETCH(keys_[0].node);
     return node;
   }
 

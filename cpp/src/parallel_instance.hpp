@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "dispatcher.hpp"
+#include "compiler.hpp"
 #include "executor.hpp"
 #include "local_queue.hpp"
 
@@ -50,7 +51,7 @@ struct ParallelInstance {
   // The scan has just read e's queue line, so issuing these does not wait.
   // Thread-safe (hints only); does not allocate.
   void prefetch(EntityId e) const {
-    __builtin_prefetch(&queues[e]);
+    SEER_PREFETCH(&queues[e]);
     queues[e].prefetch_heap();
     dispatcher->prefetch(e);
   }

@@ -14,6 +14,7 @@
 #define SEER_PLATFORM_LINUX 1
 #include <linux/futex.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #define NOMINMAX
 #include <windows.h>
 #else
+#include <pthread.h>
 #include <unistd.h>
 #endif
 
@@ -163,6 +165,23 @@ std::uint64_t available_memory_bytes() {
 void return_free_memory() {
 #if defined(SEER_PLATFORM_LINUX) && defined(__GLIBC__)
   malloc_trim(0);
+#endif
+}
+
+std::int64_t process_id() {
+#if defined(_WIN32)
+  return static_cast<std::int64_t>(GetCurrentProcessId());
+#else
+  return static_cast<std::int64_t>(::getpid());
+#endif
+}
+
+bool on_fork_in_child(void (*handler)()) {
+#if defined(_WIN32)
+  (void)handler;
+  return true;
+#else
+  return pthread_atfork(nullptr, nullptr, handler) == 0;
 #endif
 }
 

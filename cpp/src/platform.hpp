@@ -10,6 +10,10 @@
 //  - memory this process may still allocate: /proc/meminfo's MemAvailable
 //    capped by a cgroup v2 limit, each only when its file exists; fallback,
 //    the physical memory the system reports (sysconf, GlobalMemoryStatusEx);
+//  - this process's id (a pool notices a fork by it): getpid; Win32,
+//    GetCurrentProcessId;
+//  - a handler run in the child after fork(): pthread_atfork; Win32 has no
+//    fork, so nothing to register;
 //  - giving freed heap memory back to the system: glibc's malloc_trim (the
 //    freed nodes and heaps of a layout are many small blocks, which free()
 //    keeps); fallback, nothing.
@@ -51,5 +55,12 @@ std::uint64_t available_memory_bytes();
 // large structure made of small blocks was freed). Thread-safe; may take a
 // few milliseconds; allocates nothing.
 void return_free_memory();
+
+// This process's id. Thread-safe; cheap (a system call at most).
+std::int64_t process_id();
+
+// Registers `handler` to run in the child process after fork(); false when
+// it could not be registered. Thread-safe.
+bool on_fork_in_child(void (*handler)());
 
 }  // namespace seer::platform

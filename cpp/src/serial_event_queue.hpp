@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "seer/event.hpp"
+#include "compiler.hpp"
 
 namespace seer {
 
@@ -225,7 +226,7 @@ class SerialEventQueue {
   void for_each_full_bucket(Fn&& fn) const {
     for (std::size_t w = 0; w < bits_.size(); ++w) {
       for (std::uint64_t word = bits_[w]; word != 0; word &= word - 1) {
-        fn(w * 64 + static_cast<std::size_t>(__builtin_ctzll(word)));
+        fn(w * 64 + static_cast<std::size_t>(lowest_set_bit(word)));
       }
     }
   }
@@ -331,7 +332,7 @@ class SerialEventQueue {
     const std::uint64_t words = bits_.size();
     for (std::uint64_t n = 0; n <= words; ++n) {
       if (word != 0) {
-        const std::uint64_t i = w * 64 + static_cast<std::uint64_t>(__builtin_ctzll(word));
+        const std::uint64_t i = w * 64 + static_cast<std::uint64_t>(lowest_set_bit(word));
         return cur_ + 1 + ((i - start) & mask_);
       }
       w = w + 1 == words ? 0 : w + 1;
@@ -559,10 +560,16 @@ class SerialEventQueue {
   // seqs of one source at one time, and the events' seqs decide.
   template <bool kWide>
   bool before(const Key& a, const Key& b) const {
+#if defined(__SIZEOF_INT128__)
     const unsigned __int128 x = static_cast<unsigned __int128>(a.time) << 64 | a.tie;
     const unsigned __int128 y = static_cast<unsigned __int128>(b.time) << 64 | b.tie;
     if (kWide && x == y) return slab_[a.slot].seq < slab_[b.slot].seq;
     return x < y;
+#else
+    if (a.time != b.time) return a.time < b.time;
+    if (kWide && a.tie == b.tie) return slab_[a.slot].seq < slab_[b.slot].seq;
+    return a.tie < b.tie;
+#endif
   }
 
   template <bool kWide>

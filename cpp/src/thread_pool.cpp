@@ -1,12 +1,11 @@
 #include "thread_pool.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <stdexcept>
 #include <string>
 
 #include "block_async_signals.hpp"
+#include "platform.hpp"
 #include "spin_wait.hpp"
 
 namespace seer {
@@ -28,7 +27,7 @@ ThreadPool::ThreadPool(unsigned size) : size_(size < 1 ? 1 : size) {}
 
 ThreadPool::~ThreadPool() {
   if (!shared_) return;
-  if (owner_pid_ != ::getpid()) {
+  if (owner_pid_ != platform::process_id()) {
     abandon_threads();
     return;
   }
@@ -37,7 +36,7 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::stop() {
   if (!shared_) return;
-  if (owner_pid_ != ::getpid()) {
+  if (owner_pid_ != platform::process_id()) {
     abandon_threads();
     return;
   }
@@ -67,12 +66,12 @@ void ThreadPool::stop_and_join() {
 }
 
 void ThreadPool::start() {
-  if (shared_ && owner_pid_ != ::getpid()) {
+  if (shared_ && owner_pid_ != platform::process_id()) {
     // A forked child: the parent's workers do not exist here.
     abandon_threads();
   }
   if (shared_) return;
-  owner_pid_ = ::getpid();
+  owner_pid_ = platform::process_id();
   shared_ = std::make_shared<Shared>();
   // Workers never run asynchronous signal handlers: SIGINT and friends go to
   // a thread that can act on them (Python's). Threads inherit the creator's
@@ -99,7 +98,7 @@ std::uint64_t ThreadPool::run(const std::function<void(unsigned)>& fn) {
     fn(0);
     return 0;
   }
-  if (!shared_ || owner_pid_ != ::getpid()) start();
+  if (!shared_ || owner_pid_ != platform::process_id()) start();
   Shared& s = *shared_;
   s.job = &fn;
   // relaxed: the generation bump below (seq_cst, a release) orders job and
@@ -126,7 +125,7 @@ std::uint64_t ThreadPool::run(const std::function<void(unsigned)>& fn) {
 void ThreadPool::prewake() {
   // Not started, or a forked child holding its parent's (nonexistent)
   // workers, whose mutex a parent thread may have held at the fork.
-  if (!shared_ || owner_pid_ != ::getpid()) return;
+  if (!shared_ || owner_pid_ != platform::process_id()) return;
   Shared& s = *shared_;
   // seq_cst: a worker parking right now counts itself in (seq_cst) before
   // re-checking under the mutex; missing it only loses a hint anyway.

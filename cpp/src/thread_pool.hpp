@@ -22,8 +22,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/types.h>
-
 namespace seer {
 
 class ThreadPool {
@@ -75,7 +73,7 @@ class ThreadPool {
   static void worker_main(std::shared_ptr<Shared> shared, unsigned index);
 
   unsigned size_;
-  pid_t owner_pid_ = 0;
+  std::int64_t owner_pid_ = 0;
   std::shared_ptr<Shared> shared_;
   std::vector<std::thread> threads_;
 };

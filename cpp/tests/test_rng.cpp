@@ -35,6 +35,24 @@ int main() {
   for (int i = 0; i < 20; ++i) same = same && (a.next_u64() == b.next_u64());
   expect(same, "restore continues the stream");
 
+  // The portable 128-bit product (what a compiler without __int128 uses)
+  // gives __int128's bits: edges, then a stream of random pairs.
+  bool wide_same = true;
+  auto compare = [&](std::uint64_t x, std::uint64_t y) {
+    std::uint64_t low = 0, portable_low = 0;
+    const std::uint64_t high = seer::multiply_wide(x, y, &low);
+    const std::uint64_t portable_high = seer::multiply_wide_portable(x, y, &portable_low);
+    wide_same = wide_same && high == portable_high && low == portable_low;
+  };
+  const std::uint64_t edges[] = {0, 1, 0xFFFFFFFFULL, 0x100000000ULL, ~0ULL, ~0ULL - 1,
+                                 0x8000000000000000ULL, 0xD2E7470EE14C6C93ULL};
+  for (std::uint64_t x : edges) {
+    for (std::uint64_t y : edges) compare(x, y);
+  }
+  seer::EntityRng draws(7, 3);
+  for (int i = 0; i < 100000; ++i) compare(draws.next_u64(), draws.next_u64());
+  expect(wide_same, "the portable 128-bit product equals __int128's");
+
   if (failures == 0) std::printf("test_rng: all passed\n");
   return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -19,6 +19,8 @@
 #include <memory>
 #include <vector>
 
+#include "compiler.hpp"
+
 namespace seer::bindings {
 
 // True when `obj` has exactly `refs` references and no weak reference: then
@@ -94,7 +96,7 @@ class ObservationBuffer {
     if (!only_owned_by(base_.ptr(), 1 + rows)) return false;  // us + each row's base
     constexpr std::size_t kAhead = 16;  // rows whose object is fetched ahead of the test
     for (std::size_t i = 0; i < views_.size(); ++i) {
-      if (i + kAhead < views_.size()) __builtin_prefetch(views_[i + kAhead].ptr());
+      if (i + kAhead < views_.size()) SEER_PREFETCH(views_[i + kAhead].ptr());
       if (!only_owned_by(views_[i].ptr(), 1 + in_dict[i])) return false;
     }
     return true;

@@ -2,7 +2,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <pthread.h>
 
 #include <atomic>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include "model_registry.hpp"
 #include "models/numba_model.hpp"
 #include "models/python_model.hpp"
+#include "platform.hpp"
 #include "seer/errors.hpp"
 #include "simulation.hpp"
 #include "simulation/convert.hpp"
@@ -79,7 +79,7 @@ void step(PySimulation& self, const py::object& actions, const py::object& alive
 }  // namespace
 
 void bind_simulation(py::module_& m) {
-  static const bool fork_handler = pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+  static const bool fork_handler = platform::on_fork_in_child(after_fork_in_child);
   (void)fork_handler;
   m.def("model_names", &model_names, "Names of the registered models.");
   m.def("executor_names", &executor_names, "Names of the available executors.");

@@ -7,6 +7,12 @@
 namespace py = pybind11;
 
 namespace seer::bindings {
+
+#if defined(_WIN32)
+void init_interrupts() {}
+SigintScope::SigintScope(void (*)(void*), void*) {}
+SigintScope::~SigintScope() = default;
+#else
 namespace {
 
 unsigned long g_main_thread = 0;  // Python's main thread ident (module init)
@@ -87,5 +93,7 @@ SigintScope::~SigintScope() {
   g_target.store(nullptr, std::memory_order_release);
   --g_depth;
 }
+
+#endif  // _WIN32
 
 }  // namespace seer::bindings

@@ -14,11 +14,16 @@
 // Re-entrant: a scope opened inside another (an env call made from a
 // PythonModel handler during a step) only retargets the installed handler to
 // the inner call and restores the outer target when it closes.
+//
+// On Win32 (no sigaction) a scope does nothing: Ctrl-C is handled when the
+// call returns.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
+#if !defined(_WIN32)
 #include <signal.h>
+#endif
 
 namespace seer::bindings {
 
@@ -36,7 +41,9 @@ class SigintScope {
  private:
   bool installed_ = false;  // the outermost scope: restores previous_
   bool nested_ = false;     // inside another scope: restores the outer target
+#if !defined(_WIN32)
   struct sigaction previous_ {};
+#endif
   void (*outer_request_)(void*) = nullptr;
   void* outer_target_ = nullptr;
 };

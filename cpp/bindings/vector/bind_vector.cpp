@@ -3,8 +3,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <pthread.h>
-
 #include <cstring>
 #include <memory>
 #include <string>
@@ -14,6 +12,7 @@
 #include "background_worker.hpp"
 #include "bindings.hpp"
 #include "models/numba_model.hpp"
+#include "platform.hpp"
 #include "simulation/convert.hpp"
 #include "simulation/interrupt.hpp"
 #include "vector_simulation.hpp"
@@ -224,7 +223,7 @@ void copy_into(std::vector<T>& out, const py::array& a) {
 }  // namespace
 
 void bind_vector(py::module_& m) {
-  static const bool fork_handler = pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+  static const bool fork_handler = platform::on_fork_in_child(after_fork_in_child);
   (void)fork_handler;
   py::module_::import("atexit").attr("register")(
       py::cpp_function(&drop_background_steps_at_exit));

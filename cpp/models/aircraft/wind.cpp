@@ -8,7 +8,7 @@ namespace seer::aircraft {
 
 WindField::WindField(std::uint32_t modes, double speed, std::uint64_t wind_seed) {
   if (modes == 0) return;
-  constexpr double kTwoPi = 2.0 * M_PI;
+  constexpr double kTwoPi = 2.0 * 3.14159265358979323846;  // 2 M_PI (MSVC's <cmath> has no M_PI)
   EntityRng rng(wind_seed, ~std::uint64_t{0});
   const double amp = speed / std::sqrt(static_cast<double>(modes));
   modes_.reserve(modes);

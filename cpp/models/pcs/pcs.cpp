@@ -105,13 +105,13 @@ EntityId PcsModel::neighbour(EntityId cell, std::uint64_t direction) const {
 }
 
 std::uint32_t PcsModel::free_channels(const PcsState& s) const {
-  return channels_ - static_cast<std::uint32_t>(__builtin_popcountll(s.channel_mask));
+  return channels_ - static_cast<std::uint32_t>(set_bit_count(s.channel_mask));
 }
 
 void PcsModel::take_channel(PcsState& s, PcsPhone& phone) {
   // Lowest free channel: deterministic, and what the reference does.
   const std::uint64_t free_mask = ~s.channel_mask;
-  phone.channel = static_cast<std::uint32_t>(__builtin_ctzll(free_mask));
+  phone.channel = static_cast<std::uint32_t>(lowest_set_bit(free_mask));
   s.channel_mask |= std::uint64_t{1} << phone.channel;
 }
 

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "compiler.hpp"
 #include "pcs/traffic.hpp"
 #include "seer/config.hpp"
 #include "seer/model.hpp"
@@ -105,7 +106,7 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   explicit PcsModel(Config& config, PcsVersion version = PcsVersion::kV0);
 
   static PcsPublic make_public(const PcsState& s) {
-    return PcsPublic{static_cast<std::uint32_t>(__builtin_popcountll(s.channel_mask)), 0};
+    return PcsPublic{static_cast<std::uint32_t>(set_bit_count(s.channel_mask)), 0};
   }
 
   void reset_states() override { allocate(spec_.num_entities); }
