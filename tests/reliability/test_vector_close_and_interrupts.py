@@ -175,14 +175,19 @@ FORK_WITH_STEP_IN_FLIGHT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_fork_with_a_step_async_in_flight(kind):
+def run_fork_script(template: str, kind: str) -> None:
+    """Runs a fork scenario in a fresh interpreter; it prints "ok" when every check held."""
     support = os.path.join(os.path.dirname(__file__), "..", "support")
-    script = FORK_WITH_STEP_IN_FLIGHT.format(support=os.path.abspath(support), kind=kind)
+    script = template.format(support=os.path.abspath(support), kind=kind)
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fork_with_a_step_async_in_flight(kind):
+    run_fork_script(FORK_WITH_STEP_IN_FLIGHT, kind)
 
 
 FORK_DURING_ANOTHER_THREADS_STEP = textwrap.dedent(
@@ -217,12 +222,7 @@ FORK_DURING_ANOTHER_THREADS_STEP = textwrap.dedent(
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_fork_while_another_thread_is_inside_a_step(kind):
-    support = os.path.join(os.path.dirname(__file__), "..", "support")
-    script = FORK_DURING_ANOTHER_THREADS_STEP.format(support=os.path.abspath(support), kind=kind)
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+    run_fork_script(FORK_DURING_ANOTHER_THREADS_STEP, kind)
 
 
 EXIT_WITH_STEP_IN_FLIGHT = textwrap.dedent(
