@@ -1,6 +1,7 @@
 """The dict API (built in C++): the bytes of step_arrays, today's types, no aliasing."""
 
 import copy
+import pickle
 import sys
 import sysconfig
 
@@ -464,12 +465,9 @@ def test_agents_naming_an_agent_twice_or_no_agent_is_refused_before_stepping(bad
 def test_every_env_in_a_process_keeps_the_no_lookup_path(name):
     """possible_agents in order is recognised without hashing on every env, not only the first.
 
-    The bridge interns the names; a second env's own name strings were once not the
-    interned objects, so its every step looked each agent up (and printed its repr):
-    ~10% of a PCS 64x64 step.
+    The bridge compares name pointers. Names that are not the interned objects (another
+    env's, an unpickled env's) would make every step look each agent up by hash.
     """
-    import pickle
-
     envs = [make(name) for _ in range(3)]
     envs.append(pickle.loads(pickle.dumps(envs[0])))
     envs.append(make(name))
