@@ -40,8 +40,9 @@ int main() {
   bool wide_same = true;
   auto compare = [&](std::uint64_t x, std::uint64_t y) {
     std::uint64_t low = 0, portable_low = 0;
-    const std::uint64_t high = seer::multiply_wide(x, y, &low);
-    const std::uint64_t portable_high = seer::multiply_wide_portable(x, y, &portable_low);
+    const std::uint64_t high = seer::rng_detail::multiply_wide(x, y, &low);
+    const std::uint64_t portable_high =
+        seer::rng_detail::multiply_wide_portable(x, y, &portable_low);
     wide_same = wide_same && high == portable_high && low == portable_low;
   };
   const std::uint64_t edges[] = {0, 1, 0xFFFFFFFFULL, 0x100000000ULL, ~0ULL, ~0ULL - 1,

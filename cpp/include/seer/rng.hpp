@@ -24,6 +24,8 @@
 
 namespace seer {
 
+namespace rng_detail {
+
 // The 128-bit product of a and b: its high word, and its low word in `low`.
 // __int128 where the compiler has it, MSVC's _umul128 on x64, else four
 // 32-bit products (the same bits; a test compares them with __int128's).
@@ -51,6 +53,8 @@ inline std::uint64_t multiply_wide(std::uint64_t a, std::uint64_t b, std::uint64
 #endif
 }
 
+}  // namespace rng_detail
+
 class Philox4x64 {
  public:
   using Block = std::uint64_t[4];
@@ -68,8 +72,8 @@ class Philox4x64 {
     // block on what is ~100 of arithmetic (callgrind, serial PHOLD).
     auto round = [&] {
       std::uint64_t lo0 = 0, lo1 = 0;
-      const std::uint64_t hi0 = multiply_wide(kM0, c0, &lo0);
-      const std::uint64_t hi1 = multiply_wide(kM1, c2, &lo1);
+      const std::uint64_t hi0 = rng_detail::multiply_wide(kM0, c0, &lo0);
+      const std::uint64_t hi1 = rng_detail::multiply_wide(kM1, c2, &lo1);
       c0 = hi1 ^ c1 ^ k0;
       c1 = lo1;
       c2 = hi0 ^ c3 ^ k1;
@@ -112,7 +116,7 @@ class EntityRng {
   // Uniform integer in [0, n); n >= 1.
   std::uint64_t below(std::uint64_t n) {
     std::uint64_t low = 0;
-    return multiply_wide(next_u64(), n, &low);
+    return rng_detail::multiply_wide(next_u64(), n, &low);
   }
 
   // Position in the stream: blocks generated and words used of the last one.
