@@ -142,6 +142,36 @@ def test_spaces_are_what_supersuit_needs():
         venv.close()
 
 
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_normalize_obs_takes_every_env_with_finite_bounds(name):
+    """normalize_obs_v0 needs finite Box bounds: every env but pcs_v0 has them (docs say so).
+
+    pcs_v0 keeps the PDES model's uncapped counts (columns 2-5, [0, inf)); pcs_v1
+    clips them at count_cap.
+    """
+    env = make(name)
+    space = env.observation_space(env.possible_agents[0])
+    if name == "pcs_v0":
+        assert np.isinf(space.high).nonzero()[0].tolist() == [2, 3, 4, 5]
+        with pytest.raises(AssertionError, match="infinite bounds"):
+            ss.normalize_obs_v0(env)
+        # What the docs offer instead: running statistics on the vector env.
+        from gymnasium.wrappers.vector import NormalizeObservation
+
+        from seer_env import vector
+
+        venv = NormalizeObservation(vector.make(name, 2, width=4, height=4))
+        venv.reset(seed=0)
+        obs = venv.step(np.zeros(venv.num_envs, np.int64))[0]
+        venv.close()
+        assert obs.shape == (32, 10) and np.isfinite(obs).all()
+        return
+    wrapped = ss.normalize_obs_v0(env)
+    obs, _ = wrapped.reset(seed=0)
+    values = np.stack(list(obs.values()))
+    assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1).all()
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="SuperSuit 3.11 seeds forked process p with seed + p and its k-th env with "
