@@ -156,8 +156,23 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def day_averages_comparable(result: dict) -> bool:
+    """Whether a curve point (one rollout's mean reward) compares with the episode averages.
+
+    The baselines' lines are whole-episode means per step. A rollout covers the
+    same hours only when it spans whole episodes (PCS traffic has rush hours: 16
+    steps from midnight are quieter than a day).
+    """
+    steps = result["ppo"]["config"]["num_steps"]
+    return steps % result.get("max_cycles", 1) == 0
+
+
 def plot(result: dict, path: Path) -> None:
-    """Learning curves (mean reward per agent-step per update) of every seed, with baselines."""
+    """Learning curves (mean reward per agent-step per update) of every seed, with baselines.
+
+    The baselines are drawn only where they compare (``day_averages_comparable``);
+    the title says when they do not.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -173,15 +188,19 @@ def plot(result: dict, path: Path) -> None:
         label = f"PPO seed {run['seed']} (sampled actions"
         ax.plot(x[k - 1 :], y, label=label + (f", mean of {k} updates)" if k > 1 else ")"))
     cycles = result.get("max_cycles", 1)
+    comparable = day_averages_comparable(result)
     for key, style in (("random", ":"), ("best_constant", "--"), ("best_rule", "-.")):
-        if key not in result:
+        if key not in result or not comparable:
             continue
         scores = result[key] if key == "random" else result[key]["returns"]
         name = "random" if key == "random" else result[key]["name"]
         ax.axhline(np.mean(scores) / cycles, linestyle=style, color="k", label=name)
     ax.set_xlabel("env steps (every agent acts each step)")
     ax.set_ylabel("reward per agent-step")
-    ax.set_title(f"{result['task']} {result['size']} ({steps} steps per rollout)")
+    title = f"{result['task']} {result['size']} ({steps} steps per rollout)"
+    if not comparable:
+        title += f"\nrollouts shorter than a {cycles}-step episode: no episode baselines"
+    ax.set_title(title, fontsize=9 if not comparable else None)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

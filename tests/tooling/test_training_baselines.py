@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from training import policies
-from training.__main__ import table
+from training.__main__ import day_averages_comparable, plot, table
 from training.evaluate import TorchPolicy, episode_returns
 
 SEEDS = [100, 101]
@@ -67,3 +67,33 @@ def test_table_formats_mean_and_sd():
     row = "| pcs_v1 | small | -3.0 ± 1.0 | -1.0 ± 0.0 (constant guard 3) | - | 2.0 ± 1.0 |"
     assert row + " nan ± nan |" in text  # no greedy score recorded
     assert "| 2 | 1,000 | 15 s |" in text  # seeds, env steps, wall per seed
+
+
+@pytest.mark.parametrize("num_steps, comparable", [(96, True), (192, True), (16, False)])
+def test_episode_baselines_are_drawn_only_beside_whole_episode_rollouts(
+    tmp_path, monkeypatch, num_steps, comparable
+):
+    """A 16-step rollout from midnight is not a day: the day-average lines are left out."""
+    pytest.importorskip("matplotlib")
+    result = {
+        "task": "pcs_v1",
+        "size": "small",
+        "max_cycles": 96,
+        "random": [-170.0, -172.0],
+        "best_rule": {"name": "rush hour", "returns": [-117.0, -116.0]},
+        "ppo": {
+            "config": {"num_steps": num_steps},
+            "runs": [{"seed": 0, "curve": [(16, -1.5), (32, -1.4)]}],
+        },
+    }
+    assert day_averages_comparable(result) is comparable
+    import matplotlib.pyplot as plt
+
+    drawn = []
+    real = plt.Axes.axhline
+    monkeypatch.setattr(
+        plt.Axes, "axhline", lambda ax, y, **kw: drawn.append(y) or real(ax, y, **kw)
+    )
+    plot(result, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").stat().st_size > 0
+    assert len(drawn) == (2 if comparable else 0)
