@@ -69,7 +69,8 @@ entry) at most ``neighbor_timeout`` seconds old, as they were when sent.
 ``near_miss_penalty`` per near miss, minus ``energy_weight`` per joule used,
 minus ``crash_penalty`` on the step it hits the ground or leaves the airspace.
 A *near miss* is a beacon whose sender, dead-reckoned to the receiver's time,
-is closer than ``safe_radius``.
+is closer than ``safe_radius``. ``reward_terms(env)`` splits the last step's
+rewards into these four terms (they sum to the rewards bit for bit).
 
 **Termination**: a UAV terminates when it hits the ground (z < 0), leaves the
 airspace (|x| or |y| > ``arena_size``, z > ``ceiling``) or empties its battery;
@@ -138,6 +139,37 @@ _MAP_COLS, _MAP_ROWS = 64, 24  # ansi map size, characters
 def uav_states(sim) -> np.ndarray:
     """The C++ entity states of an aircraft ``Simulation`` as a ``UAV_STATE_DTYPE`` array."""
     return entity_records(sim, UAV_STATE_DTYPE)
+
+
+BATTERY_EMPTY = 3  # crash_cause of a UAV whose battery ran out (not penalized as a crash)
+
+
+def reward_terms(env) -> dict[str, np.ndarray]:
+    """The last step's reward of every UAV, split into the terms it sums.
+
+    float64 ``[num_uavs]`` arrays, one per term: ``progress`` (metres closer to
+    the goal), ``near_misses`` (``-near_miss_penalty`` per near miss),
+    ``energy`` (``-energy_weight`` per joule used) and ``crash``
+    (``-crash_penalty`` on the step a UAV hits the ground or leaves the
+    airspace). Computed from the UAV states in the model's own order of
+    operations, so ``progress + near_misses + energy + crash`` equals the step's
+    rewards bit for bit. Cheap (a pass over the states); call it after a step.
+    """
+    weights = env._model_config  # every parameter, defaults filled in
+    states = uav_states(env.sim)
+    delta = states["goal"] - states["body"][:, 0:3]
+    distance = np.sqrt(
+        delta[:, 0] * delta[:, 0] + delta[:, 1] * delta[:, 1] + delta[:, 2] * delta[:, 2]
+    )
+    crashed = (states["crashed_step"] != 0) & (states["crash_cause"] != BATTERY_EMPTY)
+    return {
+        "progress": states["prev_goal_dist"] - distance,
+        "near_misses": -(
+            float(weights["near_miss_penalty"]) * states["near_misses_step"].astype(np.float64)
+        ),
+        "energy": -(float(weights["energy_weight"]) * states["energy_step"]),
+        "crash": np.where(crashed, -float(weights["crash_penalty"]), 0.0),
+    }
 
 
 class AircraftEnv(VersionedEnv):
