@@ -133,6 +133,7 @@ __all__ = ["UAV_STATE_DTYPE", "AircraftEnv", "uav_states"]
 UAV_STATE_DTYPE = record_dtype("aircraft", "state")
 
 _RENDER_SIZE = 256  # rgb_array side, pixels
+_GOAL_LINE_SAMPLES = 2 * _RENDER_SIZE  # points per UAV-to-goal line: under a pixel apart
 _MAP_COLS, _MAP_ROWS = 64, 24  # ansi map size, characters
 
 
@@ -201,7 +202,12 @@ class AircraftEnv(VersionedEnv):
         }
 
     def _render_rgb_array(self) -> np.ndarray:
-        """Top-down picture, north up: ``uint8[256, 256, 3]``."""
+        """Top-down picture, north up: ``uint8[256, 256, 3]``.
+
+        Flying UAVs are 3x3 squares coloured by altitude (blue low, yellow high;
+        red during a step with a near miss), each with a faint line to its goal
+        (a green 2x2 mark); crashed UAVs are dark red crosses.
+        """
         size = _RENDER_SIZE
         swarm = self._swarm()
         image = np.empty((size, size, 3), dtype=np.uint8)
@@ -222,6 +228,11 @@ class AircraftEnv(VersionedEnv):
                 image[r, c] = colors
 
         alive = swarm["alive"]
+        # A faint line from each flying UAV to its goal (drawn first: under the marks).
+        along = np.linspace(0.0, 1.0, _GOAL_LINE_SAMPLES)[None, :, None]
+        start, end = swarm["pos"][alive, None, 0:2], swarm["goal"][alive, None, 0:2]
+        lr, lc = pixels((start + (end - start) * along).reshape(-1, 2))
+        image[lr, lc] = (52, 70, 62)
         gr, gc = pixels(swarm["goal"][alive])
         stamp(gr, gc, [(0, 0), (0, 1), (1, 0), (1, 1)], (60, 200, 90))
         dr_, dc_ = pixels(swarm["pos"][~alive])

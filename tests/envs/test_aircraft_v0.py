@@ -135,6 +135,28 @@ def test_render_modes():
         aircraft_v0.parallel_env(render_mode="window")
 
 
+def test_the_picture_shows_each_uav_its_goal_and_the_way_between():
+    env = aircraft_v0.parallel_env(**SMALL, seed=0, render_mode="rgb_array")
+    env.reset()
+    image = env.render()
+    states = uav_states(env.sim)
+    scale = (256 - 1) / (2.0 * env.arena_size)
+
+    def pixel(x, y):
+        return int((env.arena_size - y) * scale), int((x + env.arena_size) * scale)
+
+    for uav in range(4):
+        pos, goal = states["body"][uav, 0:2], states["goal"][uav, 0:2]
+        if np.linalg.norm((goal - pos) * scale) < 8:
+            continue  # too close to see a line between the marks
+        assert tuple(image[pixel(*goal)]) == (60, 200, 90)  # the goal mark
+        assert image[pixel(*pos)].max() > 80  # the UAV's square
+        r, c = pixel(*((pos + goal) / 2))
+        around = image[r - 1 : r + 2, c - 1 : c + 2].reshape(-1, 3)
+        assert (around != (24, 28, 36)).any(axis=1).any()  # not all background: the line
+    env.close()
+
+
 def test_human_render_prints_the_ansi_text_headless(capsys):
     env = aircraft_v0.parallel_env(**SMALL, seed=0, render_mode="human")
     env.reset()
