@@ -12,7 +12,6 @@ checks in ``seer_env.action_checker`` (shared with the vector env).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from typing import Any
 
 import numpy as np
@@ -152,11 +151,7 @@ class SeerParallelEnv(ParallelEnv):
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:
-        # Interned: every env of the workload shares the name objects, which are
-        # also the dict bridge's (its checks of env.agents compare pointers).
-        self.possible_agents = [
-            sys.intern(f"{spec['agent_prefix']}_{i}") for i in range(spec["num_agents"])
-        ]
+        self.possible_agents = [f"{spec['agent_prefix']}_{i}" for i in range(spec["num_agents"])]
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         # One space object shared by every agent: the same object on every call,
         # and identical spaces as SuperSuit requires.

@@ -199,7 +199,7 @@ def plot(result: dict, path: Path) -> None:
     ax.set_ylabel("reward per agent-step")
     title = f"{result['task']} {result['size']} ({steps} steps per rollout)"
     if not comparable:
-        title += f"\nrollouts shorter than a {cycles}-step episode: no episode baselines"
+        title += f"\nrollouts are not whole {cycles}-step episodes: no episode baselines"
     ax.set_title(title, fontsize=9 if not comparable else None)
     ax.legend(fontsize=7)
     fig.tight_layout()
