@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "dispatcher.hpp"
 #include "seer/errors.hpp"
 
 // What a compiled handler's `seer_ctx*` points to: the handler's Context, the
@@ -79,13 +80,46 @@ const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION,
                            ctx_next_u64,
                            ctx_schedule};
 
+// The stop flag of the step whose compiled handler runs on this thread (null
+// between handlers): what seer_handler_stop_requested() reads.
+thread_local const std::atomic<bool>* t_stop = nullptr;
+
+// Points t_stop at a model's flag for one handler call.
+class WatchStop {
+ public:
+  explicit WatchStop(const std::atomic<bool>* flag) : previous_(t_stop) { t_stop = flag; }
+  ~WatchStop() { t_stop = previous_; }
+  WatchStop(const WatchStop&) = delete;
+  WatchStop& operator=(const WatchStop&) = delete;
+
+ private:
+  const std::atomic<bool>* previous_;
+};
+
+bool stopping(const std::atomic<bool>* flag) {
+  return flag != nullptr && flag->load(std::memory_order_relaxed);
+}
+
 // Calls a handler and turns its status into the C++ exception the
-// dispatcher reports (ContractViolation as is, anything else as HandlerError).
+// dispatcher reports (ContractViolation as is, a handler that failed because
+// its step was stopped as Interrupted, anything else as HandlerError).
 template <class Fn>
-void run(Context& context, const Event* event, const char* what, Fn&& call) {
+void run(Context& context, const Event* event, const char* what,
+         const std::atomic<bool>* stop, Fn&& call) {
   seer_ctx c{&context, event, nullptr};
-  const std::int32_t status = call(&c);
+  std::int32_t status = SEER_OK;
+  {
+    WatchStop watch(stop);
+    status = call(&c);
+  }
   if (c.error) std::rethrow_exception(c.error);
+  if (status != SEER_OK && stopping(stop)) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "interrupted: the step stopped inside entity " << context.self() << "'s compiled "
+        << what << " at t=" << context.now() << "; call reset()";
+    throw Interrupted(out.str());
+  }
   if (status != SEER_OK) {
     throw std::runtime_error(std::string("compiled handler ") + what + " failed (status " +
                              std::to_string(status) +
@@ -104,6 +138,11 @@ void require(bool present, const char* name) {
 }  // namespace seer
 
 extern "C" const seer_ctx_api* seer_handler_ctx_api(void) { return &seer::kApi; }
+
+extern "C" int32_t seer_handler_stop_requested(void) {
+  if (seer::Dispatcher::stops_in_progress().load(std::memory_order_relaxed) == 0) return 0;
+  return seer::stopping(seer::t_stop) ? 1 : 0;
+}
 
 namespace seer {
 
@@ -138,14 +177,17 @@ void CompiledModel::reset_states() {
   std::fill(snapshot_.begin(), snapshot_.end(), 0);
   boundary_time_.store(0.0, std::memory_order_relaxed);
   if (handlers_.reset == nullptr) return;
-  const std::int32_t status =
-      handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
+  std::int32_t status = SEER_OK;
+  {
+    WatchStop watch(stop_);
+    status = handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
+  }
   check_boundary(status, "reset", 0);
 }
 
 void CompiledModel::on_init(Context& ctx) {
   if (handlers_.on_init == nullptr) return;
-  run(ctx, nullptr, "on_init", [&](seer_ctx* c) {
+  run(ctx, nullptr, "on_init", stop_, [&](seer_ctx* c) {
     return handlers_.on_init(c, entity_state(ctx.self()), public_data(), params());
   });
 }
@@ -158,13 +200,13 @@ void CompiledModel::on_step_begin(Context& ctx) {
     boundary_time_.store(boundary, std::memory_order_relaxed);
   }
   if (handlers_.on_step_begin == nullptr) return;
-  run(ctx, nullptr, "on_step_begin", [&](seer_ctx* c) {
+  run(ctx, nullptr, "on_step_begin", stop_, [&](seer_ctx* c) {
     return handlers_.on_step_begin(c, entity_state(ctx.self()), public_data(), params());
   });
 }
 
 void CompiledModel::on_action(Context& ctx, const ActionView& action) {
-  run(ctx, nullptr, "on_action", [&](seer_ctx* c) {
+  run(ctx, nullptr, "on_action", stop_, [&](seer_ctx* c) {
     return handlers_.on_action(c, entity_state(ctx.self()), public_data(), params(),
                                action.discrete, action.box, action.dim);
   });
@@ -173,15 +215,18 @@ void CompiledModel::on_action(Context& ctx, const ActionView& action) {
 void CompiledModel::on_event(Context& ctx, const Event& event) {
   alignas(8) unsigned char payload[kPayloadBytes];
   std::memcpy(payload, event.payload, kPayloadBytes);
-  run(ctx, &event, "on_event", [&](seer_ctx* c) {
+  run(ctx, &event, "on_event", stop_, [&](seer_ctx* c) {
     return handlers_.on_event(c, entity_state(ctx.self()), public_data(), params(), event.kind,
                               payload);
   });
 }
 
 void CompiledModel::write_snapshot(EntityId e) {
-  const std::int32_t status =
-      handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
+  std::int32_t status = SEER_OK;
+  {
+    WatchStop watch(stop_);
+    status = handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
+  }
   check_boundary(status, "write_snapshot", e);
 }
 
@@ -190,6 +235,11 @@ void CompiledModel::check_boundary(std::int32_t status, const char* what, Entity
   std::ostringstream out;
   out.precision(17);
   const double t = boundary_time_.load(std::memory_order_relaxed);
+  if (stopping(stop_)) {
+    out << "interrupted: the step stopped inside the compiled " << what << "(" << agent
+        << ") at t=" << t << "; call reset()";
+    throw Interrupted(out.str());
+  }
   out << "handler failed: " << what << "(" << agent << ") at t=" << t
       << ": compiled handler failed (status " << status
       << "; numba keeps no exception message in compiled code: run the model with "
@@ -199,8 +249,12 @@ void CompiledModel::check_boundary(std::int32_t status, const char* what, Entity
 
 void CompiledModel::call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent,
                                     void* out, std::size_t out_size) const {
-  const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(),
-                                 spec_.num_entities, params(), out, out_size);
+  std::int32_t status = SEER_OK;
+  {
+    WatchStop watch(stop_);
+    status = fn(agent, states_data() + agent * state_size_, public_data(), spec_.num_entities,
+                params(), out, out_size);
+  }
   check_boundary(status, what, agent);
 }
 
@@ -235,17 +289,23 @@ void CompiledModel::info(EntityId agent, std::int64_t* out) const {
 
 void CompiledModel::state(float* out) const {
   if (handlers_.global_state == nullptr) return;
-  const std::int32_t status = handlers_.global_state(
-      const_cast<unsigned char*>(states_data()), public_data(), spec_.num_entities, params(), out,
-      spec_.state_dim);
+  std::int32_t status = SEER_OK;
+  {
+    WatchStop watch(stop_);
+    status = handlers_.global_state(const_cast<unsigned char*>(states_data()), public_data(),
+                                    spec_.num_entities, params(), out, spec_.state_dim);
+  }
   check_boundary(status, "global_state", 0);
 }
 
 void CompiledModel::totals(std::int64_t* out) const {
   if (handlers_.totals == nullptr) return;
-  const std::int32_t status = handlers_.totals(const_cast<unsigned char*>(states_data()),
-                                               public_data(), spec_.num_entities, params(), out,
-                                               spec_.total_keys.size());
+  std::int32_t status = SEER_OK;
+  {
+    WatchStop watch(stop_);
+    status = handlers_.totals(const_cast<unsigned char*>(states_data()), public_data(),
+                              spec_.num_entities, params(), out, spec_.total_keys.size());
+  }
   check_boundary(status, "totals", 0);
 }
 

@@ -43,6 +43,11 @@ class CompiledModel final : public Model {
   void state(float* out) const override;
   void totals(std::int64_t* out) const override;
 
+  // The stop flag of the dispatcher that runs this model (Dispatcher::stop_flag):
+  // while a handler runs, seer_handler_stop_requested() on its thread reads it,
+  // and a handler that fails while it is set is reported as Interrupted.
+  void watch_stop(const std::atomic<bool>* flag) { stop_ = flag; }
+
   std::size_t entity_state_size() const override { return state_size_; }
   unsigned char* entity_state(EntityId e) override { return states_data() + e * state_size_; }
   std::size_t public_size() const override { return public_size_; }
@@ -73,6 +78,7 @@ class CompiledModel final : public Model {
   // End of the running step, for errors of boundary hooks (written by every
   // entity's on_step_begin with the same value).
   std::atomic<double> boundary_time_{0.0};
+  const std::atomic<bool>* stop_ = nullptr;  // watch_stop()
 };
 
 }  // namespace seer

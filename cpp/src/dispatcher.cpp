@@ -15,6 +15,11 @@ Dispatcher::Dispatcher(Model& model)
       entities_(model.spec().num_entities),
       has_step_begin_(model.has_step_begin()) {}
 
+std::atomic<int>& Dispatcher::stops_in_progress() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
 void Dispatcher::reseed(std::uint64_t seed) {
   seed_ = seed;
   for (EntityId e = 0; e < entities_.size(); ++e) {

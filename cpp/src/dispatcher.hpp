@@ -48,6 +48,9 @@ struct alignas(64) EntityRuntime {
 class Dispatcher {
  public:
   explicit Dispatcher(Model& model);
+  ~Dispatcher() { clear_stop(); }  // leaves stops_in_progress() as it found it
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
 
   Model& model() { return *model_; }
   const ModelSpec& spec() const { return *spec_; }
@@ -77,9 +80,23 @@ class Dispatcher {
   // handler. Thread-safe and async-signal-safe (one lock-free store);
   // clear_stop() before the next step. The poll costs one relaxed load per
   // handler of a flag that stays in cache.
-  void request_stop() { stop_.store(true, std::memory_order_relaxed); }
-  void clear_stop() { stop_.store(false, std::memory_order_relaxed); }
+  //
+  // stops_in_progress() counts the dispatchers of the process whose stop is
+  // requested: compiled handlers' loops read it first (handler_abi.h), and
+  // their own dispatcher's flag only while it is not zero.
+  void request_stop() {
+    if (!stop_.exchange(true, std::memory_order_relaxed)) {
+      stops_in_progress().fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  void clear_stop() {
+    if (stop_.load(std::memory_order_relaxed) && stop_.exchange(false, std::memory_order_relaxed)) {
+      stops_in_progress().fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+  const std::atomic<bool>& stop_flag() const { return stop_; }
+  static std::atomic<int>& stops_in_progress();
 
   // Starts loading e's runtime record and state (a hint; changes nothing).
   void prefetch(EntityId e) const {
@@ -115,6 +132,7 @@ class Dispatcher {
   // to the polling threads within nanoseconds.
   std::atomic<bool> stop_{false};
   static_assert(std::atomic<bool>::is_always_lock_free, "request_stop() must be signal-safe");
+  static_assert(std::atomic<int>::is_always_lock_free, "request_stop() must be signal-safe");
 };
 
 }  // namespace seer

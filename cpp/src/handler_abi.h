@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the signatures below. */
-#define SEER_HANDLER_ABI_VERSION 1
+#define SEER_HANDLER_ABI_VERSION 2
 
 #define SEER_OK 0
 #define SEER_HANDLER_FAILED 1
@@ -96,6 +96,13 @@ typedef struct seer_model_handlers {
 
 /* The runtime's implementation of the context API. */
 const seer_ctx_api* seer_handler_ctx_api(void);
+
+/* Nonzero when the step running on this thread was asked to stop (Ctrl-C, a
+ * vector env's interrupt). Compiled code polls it in every loop, so a loop
+ * that never ends still stops: the handler then returns SEER_HANDLER_FAILED
+ * and the runtime raises the interrupt, not a handler error. Cheap: one load
+ * of a process-wide count while no step anywhere is being stopped. */
+int32_t seer_handler_stop_requested(void);
 
 #ifdef __cplusplus
 }

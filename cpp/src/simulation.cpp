@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiled_model.hpp"
 #include "digest.hpp"
 #include "platform.hpp"
 #include "seer/errors.hpp"
@@ -37,6 +38,10 @@ void move_pending(Executor& from, Executor& to) {
 
 Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& options)
     : model_(std::move(model)), options_(options), dispatcher_(*model_) {
+  // A compiled model's loops poll the stop flag (interrupts reach them).
+  if (auto* compiled = dynamic_cast<CompiledModel*>(model_.get())) {
+    compiled->watch_stop(&dispatcher_.stop_flag());
+  }
   const ModelSpec& s = model_->spec();
   if (!(s.lookahead > 0.0)) {
     throw std::invalid_argument("model " + s.name + ": lookahead must be > 0, got " +

@@ -8,16 +8,21 @@
 // executor and thread count returns the serial executor's digest and outputs
 // after every step; a failing handler is a HandlerError naming entity, kind
 // and time; a schedule before now + lookahead is a ContractViolation even when
-// the handler goes on; below(0) is a HandlerError.
+// the handler goes on; below(0) is a HandlerError; a handler that loops until
+// seer_handler_stop_requested() (as numba's polled loops do) stops when the
+// step is interrupted, as Interrupted.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "comparison_executors.hpp"
 #include "compiled_model.hpp"
+#include "dispatcher.hpp"
 #include "handler_abi.h"
 #include "seer/errors.hpp"
 #include "simulation.hpp"
@@ -44,7 +49,7 @@ struct Public {
 struct Token {
   std::uint64_t hops;
 };
-enum Mode : std::int64_t { kFine = 0, kFail = 1, kEarly = 2, kBelowZero = 3 };
+enum Mode : std::int64_t { kFine = 0, kFail = 1, kEarly = 2, kBelowZero = 3, kSpin = 4 };
 
 const seer_ctx_api* api() { return seer_handler_ctx_api(); }
 
@@ -81,6 +86,11 @@ std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* param
     api()->schedule(ctx, other, api()->now(ctx) + kLookahead / 2, 0, token, sizeof(Token));
   }
   if (mode == kBelowZero && api()->now(ctx) > 1.0) api()->below(ctx, 0);
+  if (mode == kSpin && api()->now(ctx) > 1.0) {
+    while (seer_handler_stop_requested() == 0) {
+    }
+    return SEER_HANDLER_FAILED;  // what a polled numba loop returns when it gives up
+  }
   pass_on(ctx, *token);  // a failed schedule is parked in ctx and rethrown by the runtime
   return SEER_OK;
 }
@@ -185,6 +195,40 @@ void expect_failure(std::int64_t mode, const std::string& needle, const std::str
   }
 }
 
+// A handler that loops until its step is stopped: request_interrupt() from
+// another thread ends the step with Interrupted, and the next reset() runs.
+void expect_interrupt(unsigned threads) {
+  const std::string name = "interrupted spin x" + std::to_string(threads);
+  seer::SimulationOptions options;
+  options.executor = "parallel";
+  options.num_threads = threads;
+  seer::Simulation sim(make_model(kSpin), options);
+  sim.reset(3);
+  std::thread stopper([&sim] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    sim.request_interrupt();
+  });
+  try {
+    for (int k = 0; k < 4; ++k) {
+      const auto actions = actions_for(k);
+      sim.step(actions.data(), nullptr);
+    }
+    check(false, name + ": no exception");
+  } catch (const seer::Interrupted& error) {
+    const std::string what = error.what();
+    // On one thread the spinning handler reports it; on more, another worker
+    // may stop first, before its next handler.
+    const bool named = what.find("inside entity") != std::string::npos &&
+                       what.find("compiled on_event") != std::string::npos;
+    check(what.rfind("interrupted: ", 0) == 0 && (threads > 1 || named),
+          name + ": message '" + what + "'");
+  }
+  stopper.join();
+  check(seer::Dispatcher::stops_in_progress().load() == 1, name + ": stop not counted");
+  sim.reset(4);
+  check(seer::Dispatcher::stops_in_progress().load() == 0, name + ": stop still counted");
+}
+
 }  // namespace
 
 int main() {
@@ -207,6 +251,8 @@ int main() {
   expect_failure<seer::HandlerError>(kFail, "compiled handler on_event failed", "failing handler");
   expect_failure<seer::ContractViolation>(kEarly, "before now + lookahead", "early schedule");
   expect_failure<seer::HandlerError>(kBelowZero, "n must be >= 1", "below(0)");
+  expect_interrupt(1);
+  expect_interrupt(2);
   if (failures == 0) std::printf("test_compiled_model: OK\n");
   return failures == 0 ? 0 : 1;
 }

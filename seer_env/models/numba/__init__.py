@@ -66,8 +66,9 @@ naming the entity, event kind and time (numba keeps no message in compiled
 code: rerun with ``compiled=False`` to see it); a contract breach in
 ``schedule`` is ``seer_env.ContractViolation``, as for every model. Compiled
 handlers are bounds-checked (``bounds_check``): an index out of range is a
-``HandlerError`` too. ``handler_api.schedule_values`` builds a payload
-without an allocation.
+``HandlerError`` too. Every loop of a compiled handler or helper polls for
+an interrupt (``loop_polls``), so Ctrl-C stops even a loop that never ends.
+``handler_api.schedule_values`` builds a payload without an allocation.
 
 Compiled code is cached on disk (numba's cache; the generated entry points
 under ``~/.cache/seer_env/numba`` or ``$SEER_ENV_NUMBA_CACHE``): the first
@@ -75,8 +76,9 @@ construction of a model class compiles (seconds, a progress line on stderr),
 later ones in any process load it.
 
 The package: ``model`` (the base class), ``compile`` (compiled mode), its
-``entry_points`` (the generated C entry points), ``cache`` (the on-disk cache)
-and ``abi`` (``handler_api`` in compiled code), ``interpreted`` (interpreted
+``entry_points`` (the generated C entry points), ``cache`` (the on-disk cache),
+``abi`` (``handler_api`` in compiled code) and ``loop_polls`` (the interrupt
+polls numba inserts), ``interpreted`` (interpreted
 mode) and ``kernel`` (helpers of the handlers).
 """
 

@@ -18,7 +18,7 @@ from numba.extending import intrinsic, overload
 
 from seer_env import _core, handler_api
 
-ABI_VERSION = 1  # SEER_HANDLER_ABI_VERSION of the header this module follows
+ABI_VERSION = 2  # SEER_HANDLER_ABI_VERSION of the header this module follows
 
 
 def _register_symbols() -> None:
@@ -86,6 +86,18 @@ _schedule = _external(
     _ptr,
     types.uint64,
 )
+
+
+@intrinsic
+def stop_requested(typingctx):
+    """``seer_handler_stop_requested()``: the step on this thread was asked to stop."""
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.IntType(32), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "seer_handler_stop_requested")
+        return builder.icmp_unsigned("!=", builder.call(fn, []), ir.Constant(ir.IntType(32), 0))
+
+    return types.boolean(), codegen
 
 
 @intrinsic

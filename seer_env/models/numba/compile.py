@@ -15,7 +15,7 @@ import traceback
 import types
 
 from seer_env import handler_api
-from seer_env.models.numba import cache, entry_points
+from seer_env.models.numba import cache, entry_points, loop_polls
 from seer_env.models.numba.kernel import numba_available
 
 
@@ -73,6 +73,21 @@ def _compile_entry(cls: type, hook: str, entry: str, fn, kernel, cacheable: bool
     raise AssertionError("not reached")
 
 
+def _kernels_called(functions) -> list:
+    """The ``@kernel`` helpers that ``functions`` call by a global name, transitively."""
+    found, todo = [], list(functions)
+    while todo:
+        fn = todo.pop()
+        fn = getattr(fn, "py_func", fn)
+        code, names = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+        for name in code.co_names if code is not None else ():
+            helper = names.get(name)
+            if getattr(helper, "_seer_kernel", False) and helper not in found:
+                found.append(helper)
+                todo.append(helper)
+    return found
+
+
 _COMPILED: dict[tuple, _Compiled] = {}
 _REPORT: dict[str, dict] = {}
 
@@ -109,6 +124,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     # must not load stale code (numba itself tracks only a function's own file).
     sources = {cache.source_bytes(c) for c in cls.__mro__ if c is not object}
     sources |= {cache.source_bytes(getattr(fn, "py_func", fn)) for fn in hooks.values()}
+    sources |= {cache.source_bytes(fn) for fn in _kernels_called(hooks.values())}
     digest = cache.inputs_digest(
         [
             body.encode(),
@@ -116,6 +132,8 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
             cache.source_bytes(abi),
             cache.source_bytes(handler_api),
             cache.source_bytes(entry_points),
+            cache.source_bytes(loop_polls),
+            cache.source_bytes(sys.modules[numba_available.__module__]),
             cache.source_bytes(sys.modules[__name__]),
             numba.__version__.encode(),
             f"boundscheck={bounds}".encode(),
@@ -151,7 +169,12 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
         is_jitted = isinstance(fn, numba.core.dispatcher.Dispatcher)
         # Not cached on its own: the entry point's cache holds the handler's
         # code (numba links it in), and numba's cache key has no boundscheck.
-        namespace[f"_k_{hook}"] = fn if is_jitted else numba.njit(boundscheck=bounds)(fn)
+        # Every loop polls for an interrupt (loop_polls).
+        namespace[f"_k_{hook}"] = (
+            fn
+            if is_jitted
+            else numba.njit(boundscheck=bounds, pipeline_class=loop_polls.PollingPipeline)(fn)
+        )
     exec(compile(text, str(path) if cacheable else f"<{qualname} entry points>", "exec"), namespace)
 
     if not cached:
