@@ -40,20 +40,26 @@ def test_a_reordered_float_expression_in_a_numba_port_is_located_while_outputs_a
     assert re.search(r"at step \d+ \(outputs still equal\): entity \d+ state field 'heat'", detail)
 
 
-def test_a_neighbour_write_in_a_numba_port_is_caught():
-    failed = _failed(_verify_numba(2))
-    detail = failed["contract (port)"]
-    assert "snapshot changed during the step" in detail
-    # Located by the same seed interpreted, where the snapshot is read-only.
-    located = r"interpreted \(compiled=False\): handler failed: entity \d+ handling 'TICK' at t="
-    assert re.search(located, detail) and "heat_ring_numba.py" in detail
-    assert "read-only" in failed["interpreted vs compiled (port)"]
+def _refused(cls, hook, argument):
+    """verify's report on a port whose compilation is refused: every port check, located."""
+    failed = _failed(verify(cls, HeatRing, config={"mode": 0}, strict=False, steps=20))
+    pattern = (
+        rf"NumbaCompileError: {cls.__name__}\.{hook} writes a read-only record "
+        rf"\(.*heat_ring_numba\.py\): line \d+ writes `{argument}`"
+    )
+    for check in ("declarations", "contract (port)", "prototype vs port"):
+        assert re.search(pattern, failed[check]), failed[check]
+    return failed
 
 
-def test_state_kept_across_resets_in_a_numba_port_is_located():
-    detail = _failed(_verify_numba(4))["reset (reused env)"]
-    assert "a reused env (reset(seed=0) after an episode with seed 0) differs" in detail
-    assert re.search(r"at reset: entity \d+ state field 'tokens'", detail)
+def test_a_neighbour_write_in_a_numba_port_is_refused_where_it_is_written():
+    _refused(heat_ring_numba.NeighbourWrite, "on_event", "snapshot")
+
+
+def test_state_kept_across_resets_in_a_numba_port_is_refused_where_it_is_written():
+    failed = _refused(heat_ring_numba.KeptState, "reset", "params")
+    # Interpreted, the parameter record is a read-only array: the write fails there too.
+    assert "assignment destination is read-only" in failed["interpreted vs compiled (port)"]
 
 
 def test_an_early_cross_event_in_a_numba_port_is_located():

@@ -1,12 +1,15 @@
 """HeatRing (heat_ring_prototype.py) ported to a NumbaModel, with planted porting bugs.
 
 ``mode`` picks the bug, as in the C++ port of tests/support/plugins/planted:
-0 none, 1 a reordered floating-point expression, 2 a write to a neighbour's
-record (the snapshot: the only neighbour record a handler can reach), 4 a
-reset hook that keeps state from the last episode (through the parameter
-record, the one record that outlives a reset), 5 a cross-entity event
-before now + lookahead. (3, a live read of a neighbour's state, cannot be
-written on this route: a handler sees only its own state and the snapshot.)
+0 none, 1 a reordered floating-point expression, 5 a cross-entity event
+before now + lookahead. Two bugs are classes of their own, because compiling
+them is refused (a write to a read-only record), which fails every mode of a
+class: ``NeighbourWrite`` (2, a write to a neighbour's record: the snapshot,
+the only neighbour record a handler can reach) and ``KeptState`` (4, a reset
+hook that keeps state from the last episode through the parameter record,
+the one record that outlives a reset). (3, a live read of a neighbour's
+state, cannot be written on this route: a handler sees only its own state
+and the snapshot.)
 """
 
 import numpy as np
@@ -17,6 +20,24 @@ from seer_env import handler_api as api
 
 TOKEN, TICK = 0, 1
 PARAMS = np.dtype([("n", "<u8"), ("mode", "<i8"), ("episodes", "<u8")])
+
+
+@seer_env.kernel
+def handle(ctx, state, snapshot, params, kind):
+    """HeatRing's on_event (a helper: NeighbourWrite adds its bug after it)."""
+    if kind == TICK:
+        u = api.uniform(ctx)
+        right = (api.self_id(ctx) + np.uint32(1)) % np.uint32(params["n"])
+        neighbour = snapshot[right]["heat"]
+        if params["mode"] == 1:  # a bug: the same sum, reordered
+            state["heat"] = state["heat"] * 0.5 + (u * 0.3 + 0.1)
+        else:
+            state["heat"] = state["heat"] * 0.5 + u * 0.3 + 0.1
+        state["heat"] += neighbour * 0.25
+        api.schedule(ctx, api.self_id(ctx), api.now(ctx) + 0.3, TICK)
+    else:
+        state["tokens"] += np.uint64(1)
+        state["heat"] += 1.0
 
 
 class HeatRingNumba(seer_env.NumbaModel):
@@ -32,7 +53,7 @@ class HeatRingNumba(seer_env.NumbaModel):
         {"name": "num_entities", "type": "int", "default": 6, "low": 2, "high": 256,
          "doc": "agents in the ring"},
         {"name": "mode", "type": "int", "default": 0, "low": 0, "high": 5,
-         "doc": "which bug (0: none)"},
+         "doc": "which bug (0: none; 1 or 5)"},
     )  # fmt: skip
 
     def __init__(self, num_entities=6, mode=0, compiled=True):
@@ -42,13 +63,6 @@ class HeatRingNumba(seer_env.NumbaModel):
         self.observation_space = spaces.Box(0, 1e9, (2,), np.float32)
         self.action_space = spaces.Discrete(2)
         self.params_record = self.make_params(n=num_entities, mode=mode)
-
-    @staticmethod
-    def reset(states, params):
-        if params["mode"] == 4:  # a bug: state carried over from the last episode
-            for e in range(states.shape[0]):
-                states[e]["tokens"] = params["episodes"]
-            params["episodes"] += np.uint64(1)
 
     @staticmethod
     def on_init(ctx, state, snapshot, params):
@@ -64,21 +78,7 @@ class HeatRingNumba(seer_env.NumbaModel):
 
     @staticmethod
     def on_event(ctx, state, snapshot, params, kind, payload):
-        if kind == TICK:
-            u = api.uniform(ctx)
-            right = (api.self_id(ctx) + np.uint32(1)) % np.uint32(params["n"])
-            neighbour = snapshot[right]["heat"]
-            if params["mode"] == 1:  # a bug: the same sum, reordered
-                state["heat"] = state["heat"] * 0.5 + (u * 0.3 + 0.1)
-            else:
-                state["heat"] = state["heat"] * 0.5 + u * 0.3 + 0.1
-            state["heat"] += neighbour * 0.25
-            if params["mode"] == 2:  # a bug: writes the neighbour's record
-                snapshot[right]["heat"] = 0.0
-            api.schedule(ctx, api.self_id(ctx), api.now(ctx) + 0.3, TICK)
-        else:
-            state["tokens"] += np.uint64(1)
-            state["heat"] += 1.0
+        handle(ctx, state, snapshot, params, kind)
 
     @staticmethod
     def write_snapshot(state, public, params):
@@ -92,3 +92,24 @@ class HeatRingNumba(seer_env.NumbaModel):
     @staticmethod
     def reward(agent, state, snapshot, params):
         return np.float64(state["tokens"])
+
+
+class NeighbourWrite(HeatRingNumba):
+    """Bug 2: ``on_event`` also writes the right neighbour's snapshot record."""
+
+    @staticmethod
+    def on_event(ctx, state, snapshot, params, kind, payload):
+        handle(ctx, state, snapshot, params, kind)
+        if kind == TICK:
+            right = (api.self_id(ctx) + np.uint32(1)) % np.uint32(params["n"])
+            snapshot[right]["heat"] = 0.0
+
+
+class KeptState(HeatRingNumba):
+    """Bug 4: ``reset`` carries state over from the last episode in ``params``."""
+
+    @staticmethod
+    def reset(states, params):
+        for e in range(states.shape[0]):
+            states[e]["tokens"] = params["episodes"]
+        params["episodes"] += np.uint64(1)

@@ -55,7 +55,10 @@ class Faulty(NumbaModel):
         if fault == BELOW_ZERO:
             api.below(ctx, 0)
         if fault == WRITE_SNAPSHOT:
-            snapshot[0]["pings"] = 99  # compiled code can; check=True catches it
+            # A write the compile-time check does not follow (through a tuple):
+            # compiled code can make it; check=True catches it.
+            rows = (snapshot,)
+            rows[0][0]["pings"] = 99
         if fault == TWO_RECORDS:
             api.schedule(ctx, api.self_id(ctx), api.now(ctx) + 1.0, PING, np.zeros(2, PAYLOAD))
         if fault == BAD_TARGET:

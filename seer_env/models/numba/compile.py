@@ -15,7 +15,7 @@ import traceback
 import types
 
 from seer_env import handler_api
-from seer_env.models.numba import cache, entry_points, loop_polls
+from seer_env.models.numba import cache, entry_points, loop_polls, read_only
 from seer_env.models.numba.kernel import numba_available
 
 
@@ -88,6 +88,24 @@ def _kernels_called(functions) -> list:
     return found
 
 
+def _refuse_read_only_writes(cls: type, hook: str, fn) -> None:
+    """NumbaCompileError when handler ``fn`` writes one of its read-only records."""
+    try:
+        writes = read_only.writes_to_read_only(hook, fn)
+    except Exception:  # noqa: BLE001 (numba's front end; what it cannot read, numba reports)
+        return
+    if writes:
+        source = getattr(getattr(fn, "py_func", fn), "__code__", None)
+        where = f" ({source.co_filename})" if source is not None else ""
+        raise NumbaCompileError(
+            f"{cls.__name__}.{hook} writes a read-only record{where}: "
+            + "; ".join(writes)
+            + ". Compiled code cannot refuse such a write when it runs, so it is refused "
+            "here. A handler writes only its own `state` (and `payload`, `public`, `out`, "
+            "`states` in reset); copy a record (`.copy()`) to change it locally."
+        )
+
+
 _COMPILED: dict[tuple, _Compiled] = {}
 _REPORT: dict[str, dict] = {}
 
@@ -117,6 +135,8 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
 
     records = cls._records()
     hooks = cls._hooks()
+    for hook, fn in hooks.items():
+        _refuse_read_only_writes(cls, hook, fn)
     bounds = bool(cls.bounds_check)
     entries = {hook: entry_points.entry_of(hook, discrete) for hook in hooks}
     body = "".join(entry_points.entry_source(h, e) for h, e in entries.items())
