@@ -25,6 +25,7 @@ import numpy as np
 
 import seer_env
 from seer_env.models.numba_pcs import NumbaPcs
+from seer_env.testing.speed import serial_step_ratio
 
 
 def step_seconds(model, config: dict, steps: int, **options) -> float:
@@ -41,36 +42,6 @@ def step_seconds(model, config: dict, steps: int, **options) -> float:
     return statistics.median(times)
 
 
-def interleaved_ratio(config: dict, steps: int, rounds: int) -> tuple[float, float, float]:
-    """numba serial / C++ serial step time, stepping the two in turn.
-
-    Returns the median of the per-pair ratios (one numba step, then one C++
-    step: a load that comes and goes hits both), the ratio of the two
-    fastest steps (what each costs when nothing interferes), and the
-    median over rounds of ``steps`` pairs.
-    """
-    serial = {"executor": "serial", "num_threads": 1, "max_cycles": 10**6}
-    envs = [seer_env.SeerParallelEnv(m, config, **serial) for m in (NumbaPcs, "pcs")]
-    actions = np.zeros(len(envs[0].possible_agents), np.int64)
-    for env in envs:
-        env.reset(seed=0)
-        env.step(dict(zip(env.agents, actions)))
-    times: list[list[float]] = [[], []]
-    for _ in range(rounds * steps):
-        for i, env in enumerate(envs):
-            started = time.perf_counter()
-            env.sim.step(actions)
-            times[i].append(time.perf_counter() - started)
-    for env in envs:
-        env.close()
-    pairs = [a / b for a, b in zip(*times)]
-    by_round = [
-        statistics.median(times[0][r : r + steps]) / statistics.median(times[1][r : r + steps])
-        for r in range(0, rounds * steps, steps)
-    ]
-    return statistics.median(pairs), min(times[0]) / min(times[1]), statistics.median(by_round)
-
-
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=64)
@@ -82,11 +53,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     )
     args = parser.parse_args(argv)
     config = {"width": args.size, "height": args.size}
-    median, fastest, rounds = interleaved_ratio(config, args.steps, args.rounds)
-    print(
-        f"numba / C++ (serial, interleaved): {median:.2f}x median of step pairs, "
-        f"{fastest:.2f}x fastest steps, {rounds:.2f}x median of rounds"
-    )
+    ratio = serial_step_ratio(NumbaPcs, "pcs", config, steps=args.steps, rounds=args.rounds)
+    median = ratio.pairs
+    print(f"numba / C++ (serial, interleaved): {ratio}")
     if args.interleaved_only:
         return {"numba / C++ (serial, interleaved)": median}
     serial = {"executor": "serial", "num_threads": 1}

@@ -13,6 +13,7 @@
 // event it handles, and the first failure of a context call (rethrown by the
 // trampoline when the handler returns: nothing unwinds through foreign code).
 struct seer_ctx {
+  seer_ctx_header header;  // first: compiled code reads it at offset 0
   seer::Context* context;
   const seer::Event* event;
   std::exception_ptr error;
@@ -57,8 +58,12 @@ std::int32_t ctx_schedule(seer_ctx* c, std::uint32_t target, double time, std::u
                                   std::to_string(kPayloadBytes) + " bytes, got " +
                                   std::to_string(size));
     }
+    if (size == 0) {
+      c->context->schedule(target, time, kind);  // the event's payload is zeroed
+      return SEER_OK;
+    }
     RawPayload raw{};
-    if (size > 0) std::memcpy(raw.bytes, payload, size);
+    std::memcpy(raw.bytes, payload, size);
     c->context->schedule(target, time, kind, raw);
     return SEER_OK;
   } catch (...) {
@@ -80,21 +85,14 @@ const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION,
                            ctx_next_u64,
                            ctx_schedule};
 
-// The stop flag of the step whose compiled handler runs on this thread (null
-// between handlers): what seer_handler_stop_requested() reads.
+// The stop flag of the model whose compiled handler runs (or last ran) on this
+// thread: what seer_handler_stop_requested() reads. Every compiled handler call
+// sets it first, and only compiled handlers poll, so a poll always reads the
+// flag of its own model; it is never restored (one TLS access a call).
 thread_local const std::atomic<bool>* t_stop = nullptr;
 
-// Points t_stop at a model's flag for one handler call.
-class WatchStop {
- public:
-  explicit WatchStop(const std::atomic<bool>* flag) : previous_(t_stop) { t_stop = flag; }
-  ~WatchStop() { t_stop = previous_; }
-  WatchStop(const WatchStop&) = delete;
-  WatchStop& operator=(const WatchStop&) = delete;
-
- private:
-  const std::atomic<bool>* previous_;
-};
+// Points t_stop at a model's flag for the handler call that follows.
+void point_polls_at(const std::atomic<bool>* flag) { t_stop = flag; }
 
 bool stopping(const std::atomic<bool>* flag) {
   return flag != nullptr && flag->load(std::memory_order_relaxed);
@@ -106,12 +104,15 @@ bool stopping(const std::atomic<bool>* flag) {
 template <class Fn>
 void run(Context& context, const Event* event, const char* what,
          const std::atomic<bool>* stop, Fn&& call) {
-  seer_ctx c{&context, event, nullptr};
-  std::int32_t status = SEER_OK;
-  {
-    WatchStop watch(stop);
-    status = call(&c);
-  }
+  const ModelSpec& spec = context.spec();
+  const EntityId self = context.self();
+  seer_ctx c{{context.now(), spec.lookahead, spec.dt, self,
+              event != nullptr ? event->source : self, spec.num_entities, 0},
+             &context,
+             event,
+             nullptr};
+  point_polls_at(stop);
+  const std::int32_t status = call(&c);
   if (c.error) std::rethrow_exception(c.error);
   if (status != SEER_OK && stopping(stop)) {
     std::ostringstream out;
@@ -177,11 +178,8 @@ void CompiledModel::reset_states() {
   std::fill(snapshot_.begin(), snapshot_.end(), 0);
   boundary_time_.store(0.0, std::memory_order_relaxed);
   if (handlers_.reset == nullptr) return;
-  std::int32_t status = SEER_OK;
-  {
-    WatchStop watch(stop_);
-    status = handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
-  }
+  point_polls_at(stop_);
+  const std::int32_t status = handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
   check_boundary(status, "reset", 0);
 }
 
@@ -222,11 +220,8 @@ void CompiledModel::on_event(Context& ctx, const Event& event) {
 }
 
 void CompiledModel::write_snapshot(EntityId e) {
-  std::int32_t status = SEER_OK;
-  {
-    WatchStop watch(stop_);
-    status = handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
-  }
+  point_polls_at(stop_);
+  const std::int32_t status = handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
   check_boundary(status, "write_snapshot", e);
 }
 
@@ -249,12 +244,9 @@ void CompiledModel::check_boundary(std::int32_t status, const char* what, Entity
 
 void CompiledModel::call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent,
                                     void* out, std::size_t out_size) const {
-  std::int32_t status = SEER_OK;
-  {
-    WatchStop watch(stop_);
-    status = fn(agent, states_data() + agent * state_size_, public_data(), spec_.num_entities,
+  point_polls_at(stop_);
+  const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(), spec_.num_entities,
                 params(), out, out_size);
-  }
   check_boundary(status, what, agent);
 }
 
@@ -289,23 +281,17 @@ void CompiledModel::info(EntityId agent, std::int64_t* out) const {
 
 void CompiledModel::state(float* out) const {
   if (handlers_.global_state == nullptr) return;
-  std::int32_t status = SEER_OK;
-  {
-    WatchStop watch(stop_);
-    status = handlers_.global_state(const_cast<unsigned char*>(states_data()), public_data(),
+  point_polls_at(stop_);
+  const std::int32_t status = handlers_.global_state(const_cast<unsigned char*>(states_data()), public_data(),
                                     spec_.num_entities, params(), out, spec_.state_dim);
-  }
   check_boundary(status, "global_state", 0);
 }
 
 void CompiledModel::totals(std::int64_t* out) const {
   if (handlers_.totals == nullptr) return;
-  std::int32_t status = SEER_OK;
-  {
-    WatchStop watch(stop_);
-    status = handlers_.totals(const_cast<unsigned char*>(states_data()), public_data(),
+  point_polls_at(stop_);
+  const std::int32_t status = handlers_.totals(const_cast<unsigned char*>(states_data()), public_data(),
                               spec_.num_entities, params(), out, spec_.total_keys.size());
-  }
   check_boundary(status, "totals", 0);
 }
 

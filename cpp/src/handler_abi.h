@@ -35,6 +35,19 @@ extern "C" {
 
 typedef struct seer_ctx seer_ctx; /* valid only during the handler call */
 
+/* What every seer_ctx begins with: the handler's constants, filled by the
+ * runtime before each call, so that compiled code reads them without a call
+ * (the functions of the same names in seer_ctx_api return the same values). */
+typedef struct seer_ctx_header {
+  double now;
+  double lookahead;
+  double dt;
+  uint32_t self;
+  uint32_t source; /* of the event being handled; self outside on_event */
+  uint32_t num_entities;
+  uint32_t reserved;
+} seer_ctx_header;
+
 /* -- What a handler may do (implemented by the runtime). ------------------------------------ */
 typedef struct seer_ctx_api {
   uint32_t version; /* SEER_HANDLER_ABI_VERSION */

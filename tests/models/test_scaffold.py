@@ -89,7 +89,7 @@ def test_scaffold_build_port_verify(tmp_path):
     }  # fmt: skip
     source = (project / "src" / "cpp" / "heat_ring.cpp").read_text()
     assert 'static_assert(offsetof(State, tokens) == 8, "State.tokens: its offset");' in source
-    assert 'seer::int_param("num_entities", 6, 2, 256, "agents in the ring")' in source
+    assert 'seer::int_param("num_entities", 6, 2, 1048576, "agents in the ring")' in source
     assert "// PORT: HeatRing.on_event, the prototype's code:" in source
     assert '  //           state["tokens"] += 1\n' in source
 

@@ -50,7 +50,7 @@ class HeatRingNumba(seer_env.NumbaModel):
     event_kinds = ("TOKEN", "TICK")
     name = "heat_ring"
     params = (
-        {"name": "num_entities", "type": "int", "default": 6, "low": 2, "high": 256,
+        {"name": "num_entities", "type": "int", "default": 6, "low": 2, "high": 1 << 20,
          "doc": "agents in the ring"},
         {"name": "mode", "type": "int", "default": 0, "low": 0, "high": 5,
          "doc": "which bug (0: none; 1 or 5)"},

@@ -2,7 +2,9 @@
 
 Importing this module (numba required) makes every ``seer_env.handler_api``
 function compile, in nopython code, to a direct call of the runtime's C
-function of the same name (``seer_ctx_now``, ...). The calls go by symbol
+function of the same name (``seer_ctx_uniform``, ...), or, for the handler's
+constants (``now``, ``self_id``, ``source``, ``num_entities``, ``lookahead``,
+``dt``), to a load from the context's ``seer_ctx_header``. The calls go by symbol
 name, resolved in each process from ``_core.handler_abi()``, so numba's
 on-disk cache holds no addresses and stays valid across processes.
 """
@@ -65,13 +67,28 @@ def _external(name: str, restype, *argtypes):
     return intrinsic(typer)
 
 
+def _header_field(offset: int, restype):
+    """An intrinsic loading the field at ``offset`` of the context's ``seer_ctx_header``."""
+
+    def codegen(context, builder, sig, args):
+        at = builder.gep(args[0], [ir.Constant(ir.IntType(64), offset)])
+        return builder.load(builder.bitcast(at, context.get_value_type(restype).as_pointer()))
+
+    def typer(typingctx, ctx):
+        return restype(ctx), codegen
+
+    typer.__name__ = f"seer_ctx_header_{offset}"
+    return intrinsic(typer)
+
+
 _ptr = types.voidptr
-_now = _external("seer_ctx_now", types.float64, _ptr)
-_self = _external("seer_ctx_self", types.uint32, _ptr)
-_source = _external("seer_ctx_source", types.uint32, _ptr)
-_num_entities = _external("seer_ctx_num_entities", types.uint32, _ptr)
-_lookahead = _external("seer_ctx_lookahead", types.float64, _ptr)
-_dt = _external("seer_ctx_dt", types.float64, _ptr)
+# seer_ctx_header (handler_abi.h): read in place, no call.
+_now = _header_field(0, types.float64)
+_lookahead = _header_field(8, types.float64)
+_dt = _header_field(16, types.float64)
+_self = _header_field(24, types.uint32)
+_source = _header_field(28, types.uint32)
+_num_entities = _header_field(32, types.uint32)
 _uniform = _external("seer_ctx_uniform", types.float64, _ptr)
 _exponential = _external("seer_ctx_exponential", types.float64, _ptr, types.float64)
 _below = _external("seer_ctx_below", types.uint64, _ptr, types.uint64)

@@ -31,7 +31,7 @@ seer::WorkloadDecl planted_heat_workload() {
   seer::WorkloadDecl w;
   w.name = "planted_heat";
   w.summary = "A heat ring with one planted porting bug per mode.";
-  w.params = {seer::int_param("num_entities", 6, 2, 256, "agents in the ring"),
+  w.params = {seer::int_param("num_entities", 6, 2, 1 << 20, "agents in the ring"),
               seer::int_param("mode", 0, 0, 5, "which bug (0: none)")};
   w.event_kinds = {"TOKEN", "TICK"};
   w.records.push_back(seer::checked_record(
