@@ -74,6 +74,13 @@ std::int32_t on_action(seer_ctx* ctx, void*, const void*, const void*, std::int6
 
 std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* params,
                       std::uint32_t, void* payload) {
+  // The header compiled code reads in place says what the context functions say.
+  const auto* header = reinterpret_cast<const seer_ctx_header*>(ctx);
+  if (header->now != api()->now(ctx) || header->self != api()->self(ctx) ||
+      header->source != api()->source(ctx) || header->num_entities != api()->num_entities(ctx) ||
+      header->lookahead != api()->lookahead(ctx) || header->dt != api()->dt(ctx)) {
+    return SEER_HANDLER_FAILED;
+  }
   auto* s = static_cast<State*>(state);
   auto* token = static_cast<Token*>(payload);
   const auto mode = *static_cast<const std::int64_t*>(params);

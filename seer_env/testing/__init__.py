@@ -14,6 +14,8 @@
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
+- ``serial_step_ratio(a, b, config)``: not a check but a measurement: the
+  serial step time of one implementation over another's, stepped in turn.
 
 ``env_fn`` builds a fresh env from keyword arguments (``executor``,
 ``num_threads``, ``check``), e.g. ``lambda **kw: pcs_v0.parallel_env(width=8,
@@ -25,12 +27,14 @@ from seer_env.testing.contract import ContractReport, Violation, check_contract
 from seer_env.testing.declaration import assert_declarations_match
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.numba_modes import assert_modes_equivalent
+from seer_env.testing.speed import StepRatio, serial_step_ratio
 from seer_env.testing.trajectory import first_difference, random_policy, record
 from seer_env.testing.verify import Check, VerifyReport, verify
 
 __all__ = [
     "Check",
     "ContractReport",
+    "StepRatio",
     "Violation",
     "VerifyReport",
     "assert_declarations_match",
@@ -41,5 +45,6 @@ __all__ = [
     "first_difference",
     "random_policy",
     "record",
+    "serial_step_ratio",
     "verify",
 ]

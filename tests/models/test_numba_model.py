@@ -16,6 +16,7 @@ from numba_faulty import (  # noqa: E402
     BELOW_ZERO,
     EARLY_SCHEDULE,
     MIXED_FLOATS,
+    PING,  # noqa: E402
     RAISE_IN_EVENT,
     RAISE_IN_OBSERVE,
     TWO_RECORDS,
@@ -25,6 +26,7 @@ from numba_faulty import (  # noqa: E402
 
 import seer_env  # noqa: E402
 from seer_env import SeerParallelEnv, _core  # noqa: E402
+from seer_env import handler_api as api  # noqa: E402
 from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
 from seer_env.testing import (  # noqa: E402
     assert_declarations_match,
@@ -358,3 +360,18 @@ def test_numba_pcs_loops_are_capped_like_the_cpp_ones(monkeypatch):
     phone["next_move"], phone["next_call"] = 1e15, 2e15
     with pytest.raises(ValueError, match="drew more than 4194304 moves in one handler"):
         numba_pcs.schedule_idle(_StuckClock(), phone, params)
+
+
+class ReadsTheContext(Faulty):
+    """Every context constant (read from the context's header when compiled) lands in the state."""
+
+    @staticmethod
+    def on_event(ctx, state, snapshot, params, kind, payload):
+        seen = api.source(ctx) * 1000 + api.self_id(ctx) * 100 + api.num_entities(ctx)
+        seen += np.uint64(api.dt(ctx) * 10.0 + api.lookahead(ctx) * 4.0 + api.now(ctx))
+        state["pings"] += np.uint64(seen)
+        api.schedule(ctx, api.self_id(ctx), api.now(ctx) + api.lookahead(ctx), PING, payload)
+
+
+def test_the_context_constants_are_the_same_compiled_and_interpreted():
+    assert_modes_equivalent(ReadsTheContext, {"n": 5}, seeds=(0,), steps=6, threads=(1, 2))

@@ -139,3 +139,12 @@ def test_bad_arguments_are_named():
         verify(HeatRing, seeds=())
     with pytest.raises(ValueError, match="model must be a registered name"):
         verify(42)
+
+
+@pytest.mark.slow
+def test_the_heat_ring_speed_script_measures_both_ports(planted):
+    import heat_ring_speed
+
+    ratios = heat_ring_speed.measure([8], steps=2, rounds=1)
+    assert set(ratios) == {(8, 0), (8, 1)}
+    assert all(r.a_seconds > 0 and r.b_seconds > 0 for r in ratios.values())
