@@ -1,15 +1,17 @@
-"""``python -m training``: random, best fixed and PPO on each task and size.
+"""``python -m training``: random, best fixed, PPO and TorchRL IPPO on each task and size.
 
     python -m training                       # everything (see docs/tasks.md)
     python -m training --tasks pcs_v1 --sizes small --seeds 3
+    python -m training --trainers torchrl    # only the library's IPPO beside the fixed ones
     python -m training --quick               # a smoke run: tiny budgets
 
 Fixed policies (constant actions; hand-written rules) are scored on the
 evaluation seeds and the best of each kind is kept (chosen on the same seeds,
-which favours them). PPO trains once per seed
-(seed s trains with s and is scored greedily on the same evaluation seeds);
-the table gives mean ± sd over training seeds for PPO and over evaluation
-episodes for the fixed policies.
+which favours them). PPO (``training.ppo``, hand-written) and TorchRL's IPPO
+(``training.torchrl_ippo``, the library's recipe, at the same budget) train
+once per seed (seed s trains with s and is scored on the same evaluation
+seeds); the table gives mean ± sd over training seeds for them and over
+evaluation episodes for the fixed policies.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ import numpy as np
 from training import policies
 from training.evaluate import TorchPolicy, episode_returns
 from training.ppo import PPOConfig, train
+from training.torchrl_ippo import IPPOConfig
+from training.torchrl_ippo import train as train_ippo
+
+TRAINERS = ("ppo", "torchrl")
 
 # Sizes and PPO budgets per task. The env config of a size is passed to every
 # policy and to the vector env; env steps = updates * num_steps * num_envs.
@@ -68,8 +74,8 @@ def fixed_policies(task: str, env) -> dict[str, list]:
     return {"best_constant": [policies.Hover()], "best_rule": [policies.GoalSeeker(env.arena_size)]}
 
 
-def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
-    """Score random, the fixed policies and PPO (one training per seed) on one task and size."""
+def run_task(task: str, size: str, seeds: list[int], quick: bool, log, trainers=TRAINERS) -> dict:
+    """Score random, the fixed policies and the ``trainers`` (one training per seed)."""
     import seer_env
 
     spec = TASKS[task][size]
@@ -98,7 +104,7 @@ def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
         ppo_kwargs.update(updates=2, num_steps=16)
     cfg = PPOConfig(**ppo_kwargs, env_config=env_config)
     runs = []
-    for seed in seeds:
+    for seed in seeds if "ppo" in trainers else []:
         out = train(task, cfg, seed, log=log)
         # Scored as trained: actions sampled from the policy (seeded per episode).
         scores = episode_returns(
@@ -124,12 +130,51 @@ def run_task(task: str, size: str, seeds: list[int], quick: bool, log) -> dict:
             f" {np.mean(greedy_scores):.2f} greedy ({out['seconds']:.0f} s)"
         )
     result["ppo"] = {"config": cfg.__dict__ | {"env_config": env_config}, "runs": runs}
+    if "torchrl" in trainers:
+        result["torchrl_ippo"] = run_ippo(task, size, cfg, seeds, log)
     result["env_steps"] = cfg.updates * cfg.num_steps * cfg.num_envs
     result["agent_steps"] = result["env_steps"] * len(probe.possible_agents)
     return result
 
 
+def run_ippo(task: str, size: str, ppo: PPOConfig, seeds: list[int], log) -> dict:
+    """TorchRL's IPPO with PPO's budget and settings (``ppo``), one training per seed."""
+    cfg = IPPOConfig(
+        num_envs=ppo.num_envs,
+        num_steps=ppo.num_steps,
+        updates=ppo.updates,
+        epochs=ppo.epochs,
+        minibatches=ppo.minibatches,
+        lr=ppo.lr,
+        gamma=ppo.gamma,
+        lmbda=ppo.gae_lambda,
+        clip_epsilon=ppo.clip,
+        entropy_eps=ppo.ent_coef,
+        max_grad_norm=ppo.max_grad_norm,
+        hidden=ppo.hidden,
+        env_config=ppo.env_config,
+    )
+    runs = []
+    for seed in seeds:
+        out = train_ippo(task, cfg, seed, log=log)
+        policy = out["policy"]
+        scores = episode_returns(task, cfg.env_config, lambda env, s, p=policy: p, EVAL_SEEDS)
+        runs.append(
+            {
+                "seed": seed,
+                "returns": scores,
+                "greedy_score": float(np.mean(scores)),
+                "train_seconds": out["seconds"],
+                "curve": [(h["env_steps"], h["mean_reward"]) for h in out["history"]],
+            }
+        )
+        log(f"  {task} {size} TorchRL IPPO seed {seed}: {np.mean(scores):.2f} greedy")
+    return {"config": dict(cfg.__dict__), "runs": runs}
+
+
 def _cell(scores: list[float], name: str | None = None) -> str:
+    if not scores:
+        return "-"  # a run of the other trainer only
     text = f"{np.mean(scores):.1f} ± {np.std(scores):.1f}"
     return f"{text} ({name})" if name else text
 
@@ -138,20 +183,29 @@ def table(results: list[dict]) -> str:
     """The Markdown results table (return per agent and episode, mean ± sd)."""
     lines = [
         "| task | size | random | best constant | best rule | PPO (sampled) | PPO (greedy)"
-        " | PPO seeds | PPO env steps | wall / seed |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        " | PPO seeds | PPO env steps | wall / seed | TorchRL IPPO (greedy) | IPPO wall / seed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         ppo = [run["score"] for run in r["ppo"]["runs"]]
         greedy = [run.get("greedy_score", np.nan) for run in r["ppo"]["runs"]]
-        wall = np.mean([run["train_seconds"] for run in r["ppo"]["runs"]])
+        walls = [run["train_seconds"] for run in r["ppo"]["runs"]]
+        wall = f"{np.mean(walls):.0f} s" if walls else "-"
         fixed = [
             _cell(r[k]["returns"], r[k]["name"]) if k in r else "-"
             for k in ("best_constant", "best_rule")
         ]
+        ippo = r.get("torchrl_ippo", {}).get("runs", [])
+        ippo_cells = (
+            f"{_cell([run['greedy_score'] for run in ippo])} ({len(ippo)} seeds)"
+            f" | {np.mean([run['train_seconds'] for run in ippo]):.0f} s"
+            if ippo
+            else "- | -"
+        )
         lines.append(
             f"| {r['task']} | {r['size']} | {_cell(r['random'])} | {fixed[0]} | {fixed[1]}"
-            f" | {_cell(ppo)} | {_cell(greedy)} | {len(ppo)} | {r['env_steps']:,} | {wall:.0f} s |"
+            f" | {_cell(ppo)} | {_cell(greedy)} | {len(ppo)} | {r['env_steps']:,} | {wall}"
+            f" | {ippo_cells} |"
         )
     return "\n".join(lines)
 
@@ -180,13 +234,17 @@ def plot(result: dict, path: Path) -> None:
 
     steps = result["ppo"]["config"]["num_steps"] if result["ppo"]["runs"] else 1
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for run in result["ppo"]["runs"]:
+    curves = [("PPO", run, "-") for run in result["ppo"]["runs"]]
+    ippo_runs = result.get("torchrl_ippo", {}).get("runs", [])
+    curves += [("TorchRL IPPO", run, "--") for run in ippo_runs]
+    for trainer, run, style in curves:
         x, y = (np.array(v) for v in zip(*run["curve"]))
         # A running mean: short rollouts see a few simulated days, each a noisy sample.
         k = max(1, len(y) // 20)
         y = np.convolve(y, np.ones(k) / k, mode="valid")
-        label = f"PPO seed {run['seed']} (sampled actions"
-        ax.plot(x[k - 1 :], y, label=label + (f", mean of {k} updates)" if k > 1 else ")"))
+        label = f"{trainer} seed {run['seed']} (sampled actions"
+        label += f", mean of {k} updates)" if k > 1 else ")"
+        ax.plot(x[k - 1 :], y, style, label=label)
     cycles = result.get("max_cycles", 1)
     comparable = day_averages_comparable(result)
     for key, style in (("random", ":"), ("best_constant", "--"), ("best_rule", "-.")):
@@ -210,10 +268,12 @@ def plot(result: dict, path: Path) -> None:
 def merge(parts: list[dict]) -> dict:
     """One result from runs of the same task and size that trained different seeds."""
     out = dict(parts[0])
-    out["ppo"] = dict(parts[0]["ppo"])
-    out["ppo"]["runs"] = sorted(
-        (r for p in parts for r in p["ppo"]["runs"]), key=lambda r: r["seed"]
-    )
+    for trainer in ("ppo", "torchrl_ippo"):
+        found = [p[trainer] for p in parts if trainer in p]
+        if found:
+            out[trainer] = dict(found[0])
+            runs = (r for f in found for r in f["runs"])
+            out[trainer]["runs"] = sorted(runs, key=lambda r: r["seed"])
     out["wall_seconds"] = max(p["wall_seconds"] for p in parts)
     return out
 
@@ -242,6 +302,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--out", default="baselines_out", help="folder for PNG, JSON and results.txt")
     p.add_argument("--quick", action="store_true", help="tiny PPO budgets (a smoke test)")
     p.add_argument(
+        "--trainers",
+        nargs="+",
+        default=list(TRAINERS),
+        choices=list(TRAINERS),
+        help="ppo: the hand-written PPO; torchrl: TorchRL's IPPO (the torchrl extra)",
+    )
+    p.add_argument(
         "--report-only",
         action="store_true",
         help="only merge the JSON in --out (runs split by seed)",
@@ -252,12 +319,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if not args.report_only:
         seeds = list(range(args.first_seed, args.first_seed + args.seeds))
         tag = f"seed{seeds[0]}" + (f"-{seeds[-1]}" if len(seeds) > 1 else "")
+        tag += "" if set(args.trainers) == set(TRAINERS) else "_" + "_".join(args.trainers)
         for task in args.tasks:
             for size in args.sizes:
                 import seer_env
 
                 t0 = time.perf_counter()
-                r = run_task(task, size, seeds, args.quick, print)
+                r = run_task(task, size, seeds, args.quick, print, args.trainers)
                 r["max_cycles"] = seer_env.make(task, **TASKS[task][size]["env"]).max_cycles
                 r["wall_seconds"] = time.perf_counter() - t0
                 (out / f"{task}_{size}_{tag}.json").write_text(json.dumps(r, indent=1))

@@ -97,3 +97,43 @@ def test_episode_baselines_are_drawn_only_beside_whole_episode_rollouts(
     plot(result, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").stat().st_size > 0
     assert len(drawn) == (2 if comparable else 0)
+
+
+# TorchRL 0.14's collectors module warns about itself on import.
+_TORCHRL_IMPORT = pytest.mark.filterwarnings(
+    "ignore:Creating .* WeightUpdaterBase is deprecated:DeprecationWarning"
+)
+
+
+@_TORCHRL_IMPORT
+def test_short_torchrl_ippo_on_small_pcs_beats_random():
+    pytest.importorskip("torchrl")
+    from gymnasium import spaces
+
+    from training.torchrl_ippo import IPPOConfig, train
+
+    config = dict(num_threads=1)
+    cfg = IPPOConfig(num_envs=2, num_steps=48, updates=6, env_config=config)
+    out = train("pcs_v1", cfg, seed=3, log=lambda line: None)
+    assert [h["env_steps"] for h in out["history"]] == [96 * k for k in range(1, 7)]
+    ippo = score("pcs_v1", config, out["policy"])
+    rand = score("pcs_v1", config, policies.RandomPolicy(spaces.Discrete(11), 0))
+    assert ippo > rand + 10
+
+
+@_TORCHRL_IMPORT
+@pytest.mark.slow
+def test_quick_runs_of_both_trainers_merge_by_seed(tmp_path, capsys):
+    """Seeds trained in separate runs (and by one trainer only) come together in one row."""
+    pytest.importorskip("torchrl")
+    from training.__main__ import main
+
+    common = ["--quick", "--tasks", "pcs_v1", "--sizes", "small", "--out", str(tmp_path)]
+    main([*common, "--seeds", "1"])
+    results = main([*common, "--seeds", "1", "--first-seed", "2", "--trainers", "torchrl"])
+    (result,) = results
+    assert [run["seed"] for run in result["ppo"]["runs"]] == [1]
+    assert [run["seed"] for run in result["torchrl_ippo"]["runs"]] == [1, 2]
+    row = (tmp_path / "results.txt").read_text().splitlines()[-1]
+    assert "(2 seeds)" in row and row.startswith("| pcs_v1 | small |")
+    assert (tmp_path / "pcs_v1_small.png").stat().st_size > 0
