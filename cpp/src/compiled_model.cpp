@@ -179,7 +179,8 @@ void CompiledModel::reset_states() {
   boundary_time_.store(0.0, std::memory_order_relaxed);
   if (handlers_.reset == nullptr) return;
   point_polls_at(stop_);
-  const std::int32_t status = handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
+  const std::int32_t status =
+      handlers_.reset(states_data(), public_data(), spec_.num_entities, params(), nullptr, 0);
   check_boundary(status, "reset", 0);
 }
 
@@ -221,7 +222,8 @@ void CompiledModel::on_event(Context& ctx, const Event& event) {
 
 void CompiledModel::write_snapshot(EntityId e) {
   point_polls_at(stop_);
-  const std::int32_t status = handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
+  const std::int32_t status =
+      handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
   check_boundary(status, "write_snapshot", e);
 }
 
@@ -245,8 +247,8 @@ void CompiledModel::check_boundary(std::int32_t status, const char* what, Entity
 void CompiledModel::call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent,
                                     void* out, std::size_t out_size) const {
   point_polls_at(stop_);
-  const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(), spec_.num_entities,
-                params(), out, out_size);
+  const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(),
+                                 spec_.num_entities, params(), out, out_size);
   check_boundary(status, what, agent);
 }
 
@@ -282,16 +284,18 @@ void CompiledModel::info(EntityId agent, std::int64_t* out) const {
 void CompiledModel::state(float* out) const {
   if (handlers_.global_state == nullptr) return;
   point_polls_at(stop_);
-  const std::int32_t status = handlers_.global_state(const_cast<unsigned char*>(states_data()), public_data(),
-                                    spec_.num_entities, params(), out, spec_.state_dim);
+  const std::int32_t status =
+      handlers_.global_state(const_cast<unsigned char*>(states_data()), public_data(),
+                             spec_.num_entities, params(), out, spec_.state_dim);
   check_boundary(status, "global_state", 0);
 }
 
 void CompiledModel::totals(std::int64_t* out) const {
   if (handlers_.totals == nullptr) return;
   point_polls_at(stop_);
-  const std::int32_t status = handlers_.totals(const_cast<unsigned char*>(states_data()), public_data(),
-                              spec_.num_entities, params(), out, spec_.total_keys.size());
+  const std::int32_t status =
+      handlers_.totals(const_cast<unsigned char*>(states_data()), public_data(),
+                       spec_.num_entities, params(), out, spec_.total_keys.size());
   check_boundary(status, "totals", 0);
 }
 
