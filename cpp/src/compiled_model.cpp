@@ -23,14 +23,13 @@ namespace seer {
 namespace {
 
 // -- The context API (handler_abi.h). Every function is noexcept in effect.
-double ctx_now(const seer_ctx* c) { return c->context->now(); }
-std::uint32_t ctx_self(const seer_ctx* c) { return c->context->self(); }
-std::uint32_t ctx_source(const seer_ctx* c) {
-  return c->event != nullptr ? c->event->source : c->context->self();
-}
-std::uint32_t ctx_num_entities(const seer_ctx* c) { return c->context->spec().num_entities; }
-double ctx_lookahead(const seer_ctx* c) { return c->context->spec().lookahead; }
-double ctx_dt(const seer_ctx* c) { return c->context->spec().dt; }
+// The handler's constants: what compiled code reads in place (seer_ctx_header).
+double ctx_now(const seer_ctx* c) { return c->header.now; }
+std::uint32_t ctx_self(const seer_ctx* c) { return c->header.self; }
+std::uint32_t ctx_source(const seer_ctx* c) { return c->header.source; }
+std::uint32_t ctx_num_entities(const seer_ctx* c) { return c->header.num_entities; }
+double ctx_lookahead(const seer_ctx* c) { return c->header.lookahead; }
+double ctx_dt(const seer_ctx* c) { return c->header.dt; }
 double ctx_uniform(seer_ctx* c) { return c->context->rng().uniform(); }
 double ctx_exponential(seer_ctx* c, double mean) { return c->context->rng().exponential(mean); }
 std::uint64_t ctx_next_u64(seer_ctx* c) { return c->context->rng().next_u64(); }

@@ -74,11 +74,17 @@ std::int32_t on_action(seer_ctx* ctx, void*, const void*, const void*, std::int6
 
 std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* params,
                       std::uint32_t, void* payload) {
-  // The header compiled code reads in place says what the context functions say.
+  // The header compiled code reads in place (at offset 0) says what the context
+  // functions say, and holds the model's own constants.
   const auto* header = reinterpret_cast<const seer_ctx_header*>(ctx);
   if (header->now != api()->now(ctx) || header->self != api()->self(ctx) ||
       header->source != api()->source(ctx) || header->num_entities != api()->num_entities(ctx) ||
       header->lookahead != api()->lookahead(ctx) || header->dt != api()->dt(ctx)) {
+    return SEER_HANDLER_FAILED;
+  }
+  if (header->num_entities != kEntities || header->lookahead != kLookahead ||
+      header->dt != 1.0 || header->self >= kEntities || header->source >= kEntities ||
+      !(header->now > 0.0)) {
     return SEER_HANDLER_FAILED;
   }
   auto* s = static_cast<State*>(state);

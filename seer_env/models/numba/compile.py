@@ -135,8 +135,6 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
 
     records = cls._records()
     hooks = cls._hooks()
-    for hook, fn in hooks.items():
-        _refuse_read_only_writes(cls, hook, fn)
     bounds = bool(cls.bounds_check)
     entries = {hook: entry_points.entry_of(hook, discrete) for hook in hooks}
     body = "".join(entry_points.entry_source(h, e) for h, e in entries.items())
@@ -153,6 +151,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
             cache.source_bytes(handler_api),
             cache.source_bytes(entry_points),
             cache.source_bytes(loop_polls),
+            cache.source_bytes(read_only),
             cache.source_bytes(sys.modules[numba_available.__module__]),
             cache.source_bytes(sys.modules[__name__]),
             numba.__version__.encode(),
@@ -165,6 +164,10 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     cacheable = b"" != cache.source_bytes(cls) and "<locals>" not in cls.__qualname__
     path = cache.entry_file(qualname, digest)
     cached = cacheable and path.exists()
+    if not cached:
+        # An entry file exists only for inputs (this digest) that passed the check.
+        for hook, fn in hooks.items():
+            _refuse_read_only_writes(cls, hook, fn)
     if cacheable and not cached:
         try:
             cache.write_atomically(path, text)

@@ -53,7 +53,7 @@ class _Writes:
     """Finds the writes to read-only arguments in one function's IR."""
 
     def __init__(self, fn, read_only: tuple[int, ...], seen: set):
-        self.fn, self.seen = fn, seen
+        self.seen = seen
         self.ir = run_frontend(fn)
         names = self.ir.arg_names
         self.read_only = {i: names[i] for i in read_only if i < len(names)}
