@@ -25,7 +25,7 @@ SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_c
 PYTHON_EXE = $$($(PYTHON) -c 'import sys; print(sys.executable)')
 
 .PHONY: install dev demo test test-cpp tsan tsan-cpp tsan-python asan asan-build asan-cpp asan-python fuzz lint format bench bench-full baselines docs stubs clean
-.PHONY: wheel smoke-wheel smoke-pythons test-portable
+.PHONY: wheel smoke-wheel smoke-pythons test-portable model-check
 
 install:
 	$(PIP) install -e ".[test,bench,docs]"
@@ -162,6 +162,9 @@ test-portable:
 	rm -rf $(PORTABLE_BUILD)/pkg && mkdir -p $(PORTABLE_BUILD)/pkg
 	cp -r seer_env $(PORTABLE_BUILD)/pkg/ && cp $(PORTABLE_BUILD)/_core*.so $(PORTABLE_BUILD)/pkg/seer_env/
 	$(PYTHON) .ci/pytest_sanitized.py $(PORTABLE_BUILD)/pkg -q -p no:cacheprovider $(PORTABLE_PY_TESTS)
+
+model-check:  # the round protocol's spin model: passes, and fails with each planted bug
+	bash model/check.sh
 
 lint:
 	ruff check seer_env bench training tests examples tools

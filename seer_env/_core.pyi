@@ -174,7 +174,7 @@ class Simulation:
     @property
     def last_step(self) -> dict:
         """
-        What the last step did: events, cross_events, rounds, ready (entities the parallel executor's rounds found ready, summed over rounds; 0 for the serial loop), queue_reads (entity queue lines its scans read), seconds, threads (it ran on; 0 before the first step), parked_waits (waits that parked a thread), thread_decision (why that many, when the executor adapts at run time).
+        What the last step did: events, cross_events, rounds, ready (entities the parallel executor's rounds found ready, summed over rounds; 0 for the serial loop), queue_reads (entity queue lines it read: each entity's at the step's begin, then the ready ones'), seconds, threads (it ran on; 0 before the first step), parked_waits (waits that parked a thread), thread_decision (why that many, when the executor adapts at run time).
         """
     @property
     def model(self) -> str:

@@ -1,9 +1,9 @@
 // Runs PCS steps in a bare C++ process, for profilers (callgrind, perf): the
 // communication-heavy workload without Python around it. Every cell keeps
-// `guard` guard channels. Prints the events, rounds and the work counters of
-// the whole run and the final digest, so that two builds can be checked for
-// identical outputs. `ready` and `queue_reads` are the parallel executor's
-// work counters (StepStats).
+// `guard` guard channels. Prints the median wall time of a step, the events,
+// rounds and work counters of the whole run and the final digest, so that two
+// builds can be checked for identical outputs. `ready` and `queue_reads` are
+// the parallel executor's work counters (StepStats).
 //
 //   pcs_steps [width=64] [height=64] [steps=20] [executor=serial] [threads=1]
 //             [move_interval=450] [handoff_delay=1] [warmup=0] [guard=1]
@@ -12,6 +12,8 @@
 // `warmup` steps are not collected):
 //   valgrind --tool=callgrind --toggle-collect='*ParallelEngine::run_steps*'
 //       build/ctest/pcs_steps 64 64 20 parallel 2 450 1 5
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,16 +53,24 @@ int main(int argc, char** argv) {
   sim.reset(0);
   const std::vector<std::int64_t> actions(sim.spec().num_agents, guard);
   seer::StepStats total;
+  std::vector<double> step_ms;
   for (long s = 0; s < warmup + steps; ++s) {
+    const auto start = std::chrono::steady_clock::now();
     sim.step(actions.data(), nullptr);
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     if (s < warmup) continue;
+    step_ms.push_back(took.count());
     const seer::StepStats& last = sim.last_step();
     total.events += last.events;
     total.rounds += last.rounds;
     total.ready += last.ready;
     total.queue_reads += last.queue_reads;
   }
-  std::printf("events %llu rounds %llu ready %llu queue_reads %llu steps %ld digest %016llx\n",
+  std::sort(step_ms.begin(), step_ms.end());
+  const double median_ms = step_ms.empty() ? 0.0 : step_ms[step_ms.size() / 2];
+  std::printf("median_ms %.3f events %llu rounds %llu ready %llu queue_reads %llu steps %ld "
+              "digest %016llx\n",
+              median_ms,
               static_cast<unsigned long long>(total.events),
               static_cast<unsigned long long>(total.rounds),
               static_cast<unsigned long long>(total.ready),

@@ -41,7 +41,9 @@ struct StepStats {
   // machine: the same config and seed give the same figures on any number
   // of threads of one pool size.
   std::uint64_t ready = 0;        // entities found ready, summed over rounds
-  std::uint64_t queue_reads = 0;  // entity queue lines the rounds' scans read
+  // Entity queue lines read: every entity's at the step's begin, then those
+  // of the entities the rounds list as ready (entities + ready, normally).
+  std::uint64_t queue_reads = 0;
 };
 
 class Executor {

@@ -6,7 +6,8 @@
 // order and pops from it without atomics; the event stays in the node its
 // producer wrote. Inbox order does not matter: the heap restores the
 // (time, source, seq) order. The whole queue is one cache line, which also
-// holds what the parallel executor's per-round scan reads (update_scan_top()).
+// holds the heap top the holder publishes (publish_top()) for the step's
+// begin read and for prefetching.
 #pragma once
 
 #include <algorithm>
@@ -81,17 +82,16 @@ class alignas(64) LocalQueue {
   void drain() {
     // relaxed: an empty-check only; a node pushed just after is drained next time.
     if (inbox_.load(std::memory_order_relaxed) == nullptr) return;
-    // seq_cst: the reset must be ordered before the exchange below (a
-    // store-load pair, which only seq_cst orders), so that a producer whose
-    // node we miss lowers the bound again afterwards.
-    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);
-    // acquire: pairs with the producers' release CAS, so the events are visible.
-    EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
-    while (n != nullptr) {
-      EventNode* next = n->next;
-      heap_.push(n);
-      n = next;
-    }
+    take_inbox();
+  }
+  // At a step's begin (every pending event is at or after t_begin): a bound
+  // below t_begin is stale (a producer lowers it after its push, so it can
+  // outlive the node's drain); drains the inbox, which makes it exact again.
+  // Returns whether it drained. Holder only; allocates only if the heap grows.
+  bool settle_inbox(double t_begin) {
+    if (!(inbox_bound() < t_begin)) return false;
+    take_inbox();
+    return true;
   }
   // Adds a copy of `event` (a self-event, or an event inserted between
   // steps) in a node from `pool`. If the heap cannot grow, the node goes back
@@ -115,27 +115,28 @@ class alignas(64) LocalQueue {
   // Where the earliest heap event lives (null when empty), for prefetching.
   const Event* top_address() const { return heap_.top_address(); }
 
-  // -- Scan support (parallel executor). update_scan_top() by the holder
-  // when it lets go of the entity; the copied values are read by the scan
-  // after a barrier or by the same thread. None of these blocks or allocates.
-  // Copies the heap's top time and address to the scan fields. Holder only.
-  void update_scan_top() {
-    scan_top_ = heap_.top_time();
-    scan_event_ = heap_.top_address();
+  // -- Published top (parallel executor). publish_top() by the holder when
+  // it lets go of the entity; the copied values are read by the same thread
+  // or by others after a barrier (the begin read, prefetches). None of
+  // these blocks or allocates.
+  // Copies the heap's top time and address to the published fields. Holder only.
+  void publish_top() {
+    published_top_ = heap_.top_time();
+    published_event_ = heap_.top_address();
   }
-  // min(scan top, inbox bound): below the horizon means ready. Thread-safe
-  // for the inbox bound; the scan top as of the last barrier.
+  // min(published top, inbox bound): when the entity's next event may be.
+  // Thread-safe for the inbox bound; the published top as of the last barrier.
   double earliest() const {
     // acquire: a bound lowered by a producer comes with its pushed node.
     const double inbox = bits_time(inbox_min_.load(std::memory_order_acquire));
-    return scan_top_ < inbox ? scan_top_ : inbox;
+    return published_top_ < inbox ? published_top_ : inbox;
   }
   // Holder only (or after a barrier).
-  double scan_top() const { return scan_top_; }
+  double published_top() const { return published_top_; }
   // Starts loading the earliest heap event and the heap's keys (a hint). Thread-safe.
   void prefetch_heap() const {
-    if (scan_event_ != nullptr) {
-      SEER_PREFETCH(scan_event_);
+    if (published_event_ != nullptr) {
+      SEER_PREFETCH(published_event_);
       SEER_PREFETCH(heap_.front_address());
     }
   }
@@ -173,16 +174,30 @@ class alignas(64) LocalQueue {
   }
 
  private:
+  void take_inbox() {
+    // seq_cst: the reset must be ordered before the exchange below (a
+    // store-load pair, which only seq_cst orders), so that a producer whose
+    // node we miss lowers the bound again afterwards.
+    inbox_min_.store(kNeverBits, std::memory_order_seq_cst);
+    // acquire: pairs with the producers' release CAS, so the events are visible.
+    EventNode* n = inbox_.exchange(nullptr, std::memory_order_acq_rel);
+    while (n != nullptr) {
+      EventNode* next = n->next;
+      heap_.push(n);
+      n = next;
+    }
+  }
+
   std::atomic<EventNode*> inbox_{nullptr};
   std::atomic<std::uint64_t> inbox_min_{kNeverBits};  // bits of a bound on the inbox's times
-  // The heap's earliest time and event as of the last update_scan_top(): what the
-  // parallel executor's per-round scan and prefetches read, in the same
-  // cache line as the inbox bound so a scan brings in what a drain touches.
-  double scan_top_ = std::numeric_limits<double>::infinity();
-  const Event* scan_event_ = nullptr;
+  // The heap's earliest time and event as of the last publish_top(): what the
+  // step's begin read and the prefetches read, in the same cache line as
+  // the inbox bound, so that one line brings in what a drain touches first.
+  double published_top_ = std::numeric_limits<double>::infinity();
+  const Event* published_event_ = nullptr;
   NodeHeap heap_;  // owner-private, key order
 };
-// A scan or a drain touches one line of an entity's queue (plus its buffer).
+// A begin read or a drain touches one line of an entity's queue (plus its buffer).
 static_assert(sizeof(LocalQueue) == 64, "LocalQueue is one cache line");
 
 }  // namespace seer

@@ -1,6 +1,7 @@
 #include "parallel_engine.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <thread>
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include "seer/errors.hpp"
 #include "spin_wait.hpp"
+#include "wake_calendar.hpp"
 
 namespace seer {
 namespace {
@@ -18,11 +20,18 @@ constexpr std::uint64_t kBudgetBatch = 256;
 // Draining an entity starts the loads of the entity this many places later
 // in the claimed batch.
 constexpr std::size_t kPrefetchAhead = 2;
+constexpr std::size_t kPrefetchQueueAhead = 6;
 // A wait for late workers at the end of a pool region longer than the
 // barrier's spin and yield budgets counts as a parked wait (someone was off
 // its core), as a barrier wait that reached the futex does.
 constexpr std::uint64_t kLongWaitNanos =
     static_cast<std::uint64_t>(WaitBudget::kSpinNanos + WaitBudget::kYieldNanos);
+
+// A cross event's wake-up for the owner of its target (Worker::wake).
+struct Notice {
+  double time;
+  std::uint64_t entity;  // global id in the batch
+};
 
 using Clock = std::chrono::steady_clock;
 std::uint64_t nanos_between(Clock::time_point a, Clock::time_point b) {
@@ -42,14 +51,49 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
     }
     inst->queues[event.target].push_remote(pool.allocate(event));
     per[inst_index].min = std::min(per[inst_index].min, event.time);
+    if (notify) wake(event.target, event.time);
+  }
+
+  // Tells the owner of `e` (of the instance being handled) that it holds an
+  // event at `time`: into my own calendar, or a notice the owner takes at
+  // the next round's start.
+  void wake(EntityId e, double time) {
+    if (!(time < inst->window->t_end)) return;  // the next step's begin read finds it
+    const std::uint64_t g = base + e;
+    if (g >= lo && g < hi) {
+      calendars[inst_index].add(time, e);
+      return;
+    }
+    // The slices are [total * w / team, total * (w + 1) / team).
+    const auto owner = static_cast<unsigned>(((g + 1) * team - 1) / total);
+    outbox[owner][parity].push_back(Notice{time, g});
   }
 
   ParallelInstance* inst = nullptr;  // instance of the entity being handled
   std::size_t inst_index = 0;
+  std::uint64_t base = 0;             // global id of inst's entity 0
   std::uint64_t local_pushes = 0;     // self-events emitted (tells begin_slice what changed)
   EntityId current = 0;
   NodePool pool;
+  unsigned index = 0;                  // my place in the team
+  std::uint64_t team = 1, total = 0;   // threads taking part; the batch's entities
   std::uint64_t lo = 0, hi = 0;        // my slice of the batch's global entity ids
+  // Cross events also wake their target (see wake()); not in initialize(),
+  // whose events the begin read of the next step finds.
+  bool notify = false;
+  // The wake notices I sent, per owner and round parity: a round's notices
+  // go to outbox[owner][round & 1] and the owner takes them at the start of
+  // the next round (after the barrier), while this round's senders write
+  // the other parity. No atomics: the barrier orders both sides.
+  std::vector<std::array<std::vector<Notice>, 2>> outbox;
+  unsigned parity = 0;
+  // Per instance of the batch (those of my slice only): my entities' wake
+  // calendars.
+  std::vector<WakeCalendar> calendars;
+  // One bit per entity of my slice: listed this round. Merges an entity's
+  // entries, and yields the list in id order (neighbours in memory are
+  // drained one after another) for a pass over slice / 64 words.
+  std::vector<std::uint64_t> listed;
   // Per instance of the batch. A cache line each: workers update these on
   // every event, and small vectors of different workers allocated side by
   // side shared lines (false sharing cost ~50 us per round on PHOLD).
@@ -59,10 +103,10 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
     std::uint64_t cross_events;  // of those, from another entity
     std::uint64_t unreported;    // not yet added to the instance's budget count
     std::uint64_t ready;         // entity visits that handled an event (StepStats::ready)
-    std::uint64_t queue_reads;   // queue lines my scans read (StepStats::queue_reads)
+    std::uint64_t queue_reads;   // queue lines my begin reads and lists read (StepStats)
   };
   std::vector<PerInstance> per;
-  std::vector<EntityId> ready;         // scan scratch (global ids)
+  std::vector<EntityId> ready;         // list scratch (global ids)
   std::vector<std::uint8_t> visited;   // steal scratch: lists drained this round
   // Waiting, for the adaptive pool; measured only when a step has several
   // threads (timed).
@@ -153,6 +197,16 @@ void ParallelEngine::prepare(Batch& batch) {
   const unsigned t = active_;
   for (unsigned w = 0; w < t; ++w) {
     Worker& me = workers_[w];
+    me.index = w;
+    me.team = t;
+    me.total = total;
+    me.notify = true;
+    me.outbox.resize(t);
+    for (auto& pair : me.outbox) {
+      pair[0].clear();
+      pair[1].clear();
+    }
+    if (me.calendars.size() < batch.count) me.calendars.resize(batch.count);
     me.timed = t > 1;
     me.wait_nanos = 0;
     me.parked_waits = 0;
@@ -164,6 +218,7 @@ void ParallelEngine::prepare(Batch& batch) {
     }
     list->reset();
     if (me.ready.size() < me.hi - me.lo) me.ready.resize(me.hi - me.lo);
+    me.listed.assign((me.hi - me.lo + 63) / 64, 0);
     me.per.assign(batch.count, Worker::PerInstance{kNever, 0, 0, 0, 0, 0});
   }
   batch.all_finished = false;
@@ -274,37 +329,12 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
   wait_at_barrier(me, batch);
   while (!batch.all_finished) {
     maybe_stall(w);
-    // Scan: list my ready entities; remember the earliest of the others.
-    for (auto& p : me.per) p.min = kNever;
-    EntityId* out = me.ready.data();  // sized to the slice in prepare()
-    for (std::size_t i = instance_of_.empty() ? 0 : (me.lo < me.hi ? instance_of_[me.lo] : batch.count);
-         i < batch.count && batch.offsets[i] < me.hi; ++i) {
-      ParallelInstance& inst = *batch.instances[i];
-      if (inst.finished) continue;
-      const double horizon = inst.horizon;
-      const std::uint64_t base = batch.offsets[i];
-      const auto lo = static_cast<EntityId>(std::max(me.lo, base) - base);
-      const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
-      // The hottest loop of a round (once per entity): locals and raw
-      // pointers, so the compiler keeps the minimum in a register.
-      const LocalQueue* queues = inst.queues.get();
-      double later = me.per[i].min;
-      for (EntityId e = lo; e < hi; ++e) {
-        const double t = queues[e].earliest();
-        if (t < horizon) {
-          *out++ = static_cast<EntityId>(base + e);
-        } else if (t < later) {
-          later = t;
-        }
-      }
-      me.per[i].min = later;
-      me.per[i].queue_reads += hi - lo;
-    }
+    const std::size_t ready = list_ready(me, batch);
     ExecutiveList& mine = *executive_[w];
-    mine.push_batch(me.ready.data(), static_cast<std::size_t>(out - me.ready.data()));
+    mine.push_batch(me.ready.data(), ready);
     mine.seal();
-    // How long to wait for another worker's list to be sealed: its scan is
-    // as long as mine (equal slices), so twice my scan time, and at least
+    // How long to wait for another worker's list to be sealed: its listing
+    // takes about as long as mine, so twice my listing time, and at least
     // the spin budget. Past that the owner was likely preempted; it drains
     // its own list anyway (stealing only evens out the load), so we go on
     // to the barrier, which parks.
@@ -316,20 +346,50 @@ void ParallelEngine::worker_step(unsigned w, Batch& batch) {
     // Drain my own list first, then steal from the others' (w+1, w+2, ...)
     // once their owners have sealed them: an entity stays with one worker
     // round after round, so its state and queue stay in that core's cache,
-    // and stealing evens out the load. No barrier between scan and drain:
-    // what a drain sends is at or after the horizon (>= now + L), so it
-    // cannot make anything ready this round, and whoever sends it counts
-    // its time towards the next LB (emit), so a scan racing with it loses
-    // nothing.
+    // and stealing evens out the load. No barrier between listing and
+    // draining: what a drain sends is at or after the horizon (>= now + L),
+    // so it cannot make anything ready this round; whoever sends it counts
+    // its time towards the next LB (emit) and wakes its owner next round.
     drain_list(me, batch, mine);
     steal(me, w, batch, steal_budget);
     wait_at_barrier(me, batch);
   }
 }
 
+std::size_t ParallelEngine::list_ready(Worker& me, Batch& batch) {
+  for (auto& p : me.per) p.min = kNever;
+  take_notices(me, batch);
+  me.parity = round_ & 1;
+  std::uint64_t* const bits = me.listed.data();
+  for (std::size_t i = first_instance(me, batch); i < batch.count && batch.offsets[i] < me.hi;
+       ++i) {
+    ParallelInstance& inst = *batch.instances[i];
+    if (inst.finished) continue;
+    const std::uint64_t from = batch.offsets[i] - me.lo;  // may wrap; only sums use it
+    std::uint64_t listed = 0;
+    me.calendars[i].pop_before(inst.horizon, [&](EntityId e) {
+      const std::uint64_t k = from + e;  // place in my slice
+      const std::uint64_t bit = std::uint64_t{1} << (k & 63);
+      listed += (bits[k >> 6] & bit) == 0;
+      bits[k >> 6] |= bit;
+    });
+    // Everything else my calendar holds is at or after the horizon.
+    me.per[i].min = me.calendars[i].earliest();
+    me.per[i].queue_reads += listed;  // each listed entity's queue is read by its drain
+  }
+  EntityId* out = me.ready.data();  // sized to the slice in prepare()
+  for (std::size_t word = 0; word < me.listed.size(); ++word) {
+    for (std::uint64_t b = bits[word]; b != 0; b &= b - 1) {
+      *out++ = static_cast<EntityId>(me.lo + word * 64 + lowest_set_bit(b));
+    }
+    bits[word] = 0;
+  }
+  return static_cast<std::size_t>(out - me.ready.data());
+}
+
 void ParallelEngine::steal(Worker& me, unsigned w, Batch& batch, std::int64_t budget_nanos) {
   // Visit every other list once, in the order w+1, w+2, ..., each as soon as
-  // its owner has sealed it: a slow scanner does not hold up the lists after
+  // its owner has sealed it: a slow lister does not hold up the lists after
   // it (with many threads, someone is always last). Waiting for a seal ends
   // after `budget_nanos` (see worker_step); every owner drains its own list,
   // so skipping one loses no event.
@@ -382,6 +442,11 @@ void ParallelEngine::drain_list(Worker& me, Batch& batch, ExecutiveList& list) {
   const EntityId* first = nullptr;
   for (std::size_t n; (n = list.pop_batch(claim, &first)) != 0;) {
     for (std::size_t k = 0; k < n; ++k) {
+      if (k + kPrefetchQueueAhead < n) {
+        const EntityId ahead = first[k + kPrefetchQueueAhead];
+        const std::size_t j = instance_of_[ahead];
+        batch.instances[j]->prefetch_queue(static_cast<EntityId>(ahead - batch.offsets[j]));
+      }
       if (k + kPrefetchAhead < n) {
         const EntityId ahead = first[k + kPrefetchAhead];
         const std::size_t j = instance_of_[ahead];
@@ -390,15 +455,39 @@ void ParallelEngine::drain_list(Worker& me, Batch& batch, ExecutiveList& list) {
       const EntityId g = first[k];
       const std::size_t i = instance_of_[g];
       ParallelInstance& inst = *batch.instances[i];
-      drain_entity(me, inst, i, static_cast<EntityId>(g - batch.offsets[i]), inst.horizon);
+      me.base = batch.offsets[i];
+      drain_entity(me, inst, i, static_cast<EntityId>(g - me.base), inst.horizon);
       list.done(g);
     }
   }
 }
 
+std::size_t ParallelEngine::first_instance(const Worker& me, const Batch& batch) const {
+  return me.lo < me.hi ? instance_of_[me.lo] : batch.count;
+}
+
+void ParallelEngine::take_notices(Worker& me, Batch& batch) {
+  const unsigned previous = (round_ - 1) & 1;
+  for (unsigned v = 0; v < active_; ++v) {
+    std::vector<Notice>& notices = workers_[v].outbox[me.index][previous];
+    for (const Notice& n : notices) {
+      const std::size_t i = instance_of_[n.entity];
+      if (batch.instances[i]->finished) continue;
+      me.calendars[i].add(n.time, static_cast<EntityId>(n.entity - batch.offsets[i]));
+    }
+    notices.clear();  // v writes this parity again only after the next barrier
+  }
+}
+
 void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
-  for (std::size_t i = me.lo < me.hi ? instance_of_[me.lo] : batch.count;
-       i < batch.count && batch.offsets[i] < me.hi; ++i) {
+  me.parity = round_ & 1;
+  for (std::size_t i = first_instance(me, batch); i < batch.count && batch.offsets[i] < me.hi;
+       ++i) {
+    const StepWindow& window = *batch.instances[i]->window;
+    me.calendars[i].start(window.t_begin, window.t_end, batch.instances[i]->lookahead);
+  }
+  for (std::size_t i = first_instance(me, batch); i < batch.count && batch.offsets[i] < me.hi;
+       ++i) {
     ParallelInstance& inst = *batch.instances[i];
     const StepWindow& window = *inst.window;
     const std::uint64_t base = batch.offsets[i];
@@ -406,11 +495,14 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
     const auto hi = static_cast<EntityId>(std::min(me.hi, batch.offsets[i + 1]) - base);
     me.inst = &inst;
     me.inst_index = i;
+    me.base = base;
     // The first round's LB: every pending event is at or after t_begin (the
     // last step handled everything before it; this phase schedules at
     // >= now), so t_begin bounds them all without a pass over every entity.
     me.per[i].min = std::min(me.per[i].min, window.t_begin);
     for (EntityId e = lo; e < hi; ++e) {
+      // The begin read below needs e's queue line; start loading a later one.
+      if (e + kPrefetchQueueAhead < hi) inst.prefetch_queue(e + kPrefetchQueueAhead);
       me.current = e;
       const std::uint64_t pushed = me.local_pushes;
       try {
@@ -427,11 +519,14 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
           continue;
         }
       }
-      // Only a self-event moves the heap's top; a send to another entity
-      // lowers that entity's inbox bound itself, and the inbox is drained
-      // when its entity is ready.
-      if (me.local_pushes != pushed) inst.update_scan_top(e);
+      // The begin read: what e held before this step (heap top, inbox
+      // bound) and the self-events it just scheduled go into its calendar
+      // entry; what others send it from now on comes with a notice.
+      LocalQueue& q = inst.queues[e];
+      if (q.settle_inbox(window.t_begin) || me.local_pushes != pushed) inst.publish_top(e);
+      me.calendars[i].add(q.earliest(), e);
     }
+    me.per[i].queue_reads += hi - lo;
   }
 }
 
@@ -443,8 +538,8 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
   me.inst_index = i;
   me.current = e;
   q.drain();
-  // Counted here rather than by the scan: a stale inbox bound can list an
-  // entity with nothing to handle, and how often depends on timing.
+  // Counted where events are handled: an entity listed with nothing below
+  // the horizon (after a failure stopped it) is not ready.
   if (q.top_time() < horizon) ++me.per[i].ready;
   while (q.top_time() < horizon) {
     // Handled where its producer wrote it; the node goes back to my pool after.
@@ -470,8 +565,10 @@ void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_
     if (event.source != event.target) ++me.per[i].cross_events;
     me.pool.release(node);
   }
-  inst.update_scan_top(e);
-  me.per[i].min = std::min(me.per[i].min, q.scan_top());
+  inst.publish_top(e);
+  me.per[i].min = std::min(me.per[i].min, q.published_top());
+  // What e holds now; what others send it later comes with a notice.
+  me.wake(e, q.published_top());
 }
 
 void ParallelEngine::end_round(Batch& batch) {
@@ -492,6 +589,7 @@ void ParallelEngine::end_round(Batch& batch) {
   }
   for (unsigned w = 0; w < active_; ++w) executive_[w]->reset();
   batch.all_finished = all_finished;
+  ++round_;
 }
 
 void ParallelEngine::initialize(ParallelInstance& inst) {
@@ -501,6 +599,7 @@ void ParallelEngine::initialize(ParallelInstance& inst) {
     Worker& me = workers_[w];
     me.inst = &inst;
     me.inst_index = 0;
+    me.notify = false;  // the next step's begin read finds these events
     me.per.assign(1, Worker::PerInstance{kNever, 0, 0, 0, 0, 0});
     for (auto e = static_cast<EntityId>(n * w / t); e < n * (w + 1) / t; ++e) {
       me.current = e;

@@ -92,6 +92,13 @@ class ParallelEngine {
   struct Batch;
   void worker_step(unsigned w, Batch& batch);
   void begin_slice(Worker& me, Batch& batch);
+  // Fills me.ready with my entities that have an event below their
+  // instance's horizon, in id order, and starts my LB; returns how many.
+  std::size_t list_ready(Worker& me, Batch& batch);
+  // Index in the batch of the first instance with entities in my slice.
+  std::size_t first_instance(const Worker& me, const Batch& batch) const;
+  // Moves the wake notices the last round sent me into my calendars.
+  void take_notices(Worker& me, Batch& batch);
   void steal(Worker& me, unsigned w, Batch& batch, std::int64_t budget_nanos);
   void wait_at_barrier(Worker& me, Batch& batch);
   void maybe_stall(unsigned w);
@@ -121,6 +128,9 @@ class ParallelEngine {
   // One list per worker, covering the worker's slice of the batch's entities.
   std::vector<std::unique_ptr<ExecutiveList>> executive_;
   std::vector<std::uint32_t> instance_of_;  // global entity id -> instance
+  // Counts barriers (the begin phase's and every round's): its parity picks
+  // the outbox a round's wake notices go to.
+  std::uint32_t round_ = 0;
 };
 
 }  // namespace seer

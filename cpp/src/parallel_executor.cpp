@@ -41,7 +41,7 @@ void ParallelExecutor::set_serial_layout(bool serial) {
     for (EntityId e = 0; e < instance_.num_entities; ++e) {
       instance_.queues[e].for_each([&moving](const Event& ev) { moving.push_back(ev); });
       instance_.queues[e].clear(engine_->caller_pool());
-      instance_.update_scan_top(e);
+      instance_.publish_top(e);
     }
     release_queue_storage();
     platform::return_free_memory();
@@ -52,7 +52,7 @@ void ParallelExecutor::set_serial_layout(bool serial) {
     platform::return_free_memory();
     NodePool& pool = engine_->caller_pool();
     for (const Event& ev : moving) instance_.queues[ev.target].push_local(ev, pool);
-    for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
+    for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.publish_top(e);
   }
   serial_layout_ = serial;
 }
@@ -73,13 +73,13 @@ void ParallelExecutor::insert(const Event& event) {
     return;
   }
   instance_.queues[event.target].push_local(event, engine_->caller_pool());
-  instance_.update_scan_top(event.target);
+  instance_.publish_top(event.target);
 }
 
 void ParallelExecutor::clear() {
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
     instance_.queues[e].clear(engine_->caller_pool());
-    instance_.update_scan_top(e);
+    instance_.publish_top(e);
   }
   serial_->clear();
   const bool serial = engine_->next_threads() == 1;
@@ -108,7 +108,7 @@ void ParallelExecutor::initialize() {
     return;
   }
   engine_->initialize(instance_);
-  for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.update_scan_top(e);
+  for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.publish_top(e);
 }
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {

@@ -2,15 +2,19 @@
 //
 // Per step:
 //   begin    every worker runs on_step_begin/on_action for its slice of
-//            entities; barrier. The first LB is t_begin: nothing pending is
-//            earlier, so no pass over every entity is needed.
-//   rounds   with H = min(LB + L, t_end): each worker scans its slice,
-//            pushes the entities holding an event below H onto its own
-//            executive list and seals it; it drains each one's events below H
-//            (self-events go straight into the entity's heap, others into the
-//            target's inbox), then steals from the other workers' sealed
-//            lists; barrier, which computes the next LB from what workers
-//            saw. Stop when LB >= t_end.
+//            entities and notes in its wake calendar (one per instance of
+//            the slice) when each entity's next event may be; barrier. The
+//            first LB is t_begin: nothing pending is earlier.
+//   rounds   with H = min(LB + L, t_end): each worker takes the wake notices
+//            sent to it last round, pushes the entities of its calendars
+//            with an entry below H onto its own executive list and seals it;
+//            it drains each one's events below H (self-events go straight
+//            into the entity's heap, others into the target's inbox, with a
+//            notice to the target's owner), notes where each drained entity
+//            stands now, then steals from the other workers' sealed lists;
+//            barrier, which computes the next LB from what workers saw.
+//            Stop when LB >= t_end. No round reads the queue of an entity
+//            with nothing to do (docs/runtime.md, "Ready work").
 // Why it is serial-equivalent: a cross-entity event is scheduled at >= its
 // sender's now + L >= LB + L >= H, so every event below H already exists (or
 // is a self-event created by its own entity in key order) when its round

@@ -40,16 +40,18 @@ struct ParallelInstance {
     queues = std::make_unique<LocalQueue[]>(num_entities);
   }
 
-  // Copies e's heap top to where the engine's scan reads it. Only the thread
+  // Copies e's heap top to where the begin read finds it. Only the thread
   // holding e (or any thread between steps). Does not allocate.
-  void update_scan_top(EntityId e) { queues[e].update_scan_top(); }
+  void publish_top(EntityId e) { queues[e].publish_top(); }
 
   // Starts loading what draining e will touch first: its queue (one line,
   // holding the addresses of the rest), its heap's keys and earliest event,
   // its runtime record and its state. Entities are drained once or twice per
   // round, so without this each visit begins with a chain of cache misses.
-  // The scan has just read e's queue line, so issuing these does not wait.
-  // Thread-safe (hints only); does not allocate.
+  // It reads e's queue line (for the heap's addresses), so prefetch_queue()
+  // that line a few visits earlier. Thread-safe (hints only); does not
+  // allocate.
+  void prefetch_queue(EntityId e) const { SEER_PREFETCH(&queues[e]); }
   void prefetch(EntityId e) const {
     SEER_PREFETCH(&queues[e]);
     queues[e].prefetch_heap();
@@ -93,7 +95,7 @@ struct ParallelInstance {
   bool finished = false;
   std::uint64_t rounds = 0;
   // Own cache lines: every worker adds to these, and sharing a line with the
-  // fields the scan reads would slow every round.
+  // fields the rounds read would slow every round.
   alignas(64) std::atomic<std::uint64_t> events_in_step{0};
   alignas(64) std::atomic<bool> failed{false};
   std::mutex failure_mutex;  // guards the two below

@@ -260,11 +260,11 @@ void test_reuse_right_after_push() {
   producer.join();
 }
 
-// update_scan_top()/earliest(), what the parallel executor's scan reads: the heap's
-// top as of the last update_scan_top() (not later heap operations), combined with
+// publish_top()/earliest(), what the parallel executor's begin read reads: the heap's
+// top as of the last publish_top() (not later heap operations), combined with
 // the inbox bound, which producers lower at once; top_address() names the
 // event pop() returns.
-void test_scan_top() {
+void test_published_top() {
   seer::LocalQueue queue;
   seer::NodePool pool;
   const double inf = std::numeric_limits<double>::infinity();
@@ -274,29 +274,29 @@ void test_scan_top() {
     e.seq = seq;
     return e;
   };
-  if (queue.earliest() != inf || queue.scan_top() != inf) fail("new queue: earliest not +inf");
+  if (queue.earliest() != inf || queue.published_top() != inf) fail("new queue: earliest not +inf");
   queue.push_local(event_at(5.0, 1), pool);
   queue.push_local(event_at(3.0, 2), pool);
-  if (queue.earliest() != inf) fail("earliest moved before update_scan_top()");
-  queue.update_scan_top();
-  if (queue.earliest() != 3.0 || queue.scan_top() != 3.0) fail("earliest != heap top");
+  if (queue.earliest() != inf) fail("earliest moved before publish_top()");
+  queue.publish_top();
+  if (queue.earliest() != 3.0 || queue.published_top() != 3.0) fail("earliest != heap top");
   if (queue.top_address() == nullptr || queue.top_address()->seq != 2) fail("top_address()");
   seer::EventNode* node = pool.allocate();
   node->event = event_at(2.0, 3);
   queue.push_remote(node);
   if (queue.earliest() != 2.0) fail("earliest ignores the inbox bound");
   queue.drain();  // the inbox bound resets; the heap now holds 2.0, not yet copied
-  if (queue.earliest() != 3.0) fail("earliest after drain, before update_scan_top()");
-  queue.update_scan_top();
+  if (queue.earliest() != 3.0) fail("earliest after drain, before publish_top()");
+  queue.publish_top();
   auto pop_seq = [&] {
     seer::EventNode* n = queue.pop();
     const std::uint64_t seq = n->event.seq;
     pool.release(n);
     return seq;
   };
-  if (queue.earliest() != 2.0 || pop_seq() != 3) fail("earliest after drain and update_scan_top()");
+  if (queue.earliest() != 2.0 || pop_seq() != 3) fail("earliest after drain and publish_top()");
   if (pop_seq() != 2 || pop_seq() != 1) fail("heap pops out of key order");
-  queue.update_scan_top();
+  queue.publish_top();
   if (queue.earliest() != inf || queue.top_address() != nullptr) fail("emptied queue");
 }
 
@@ -324,12 +324,30 @@ void test_clear_returns_every_node() {
   if (queue.inbox_bound() != std::numeric_limits<double>::infinity()) fail("clear() kept the bound");
 }
 
+// settle_inbox(t_begin): a bound below t_begin cannot be a pending event's
+// (every one is at or after it), so the inbox is drained and the bound is
+// exact again; a bound at or after t_begin is left alone.
+void test_settle_inbox() {
+  seer::LocalQueue queue;
+  seer::NodePool pool;
+  seer::Event e{};
+  e.time = 7.0;
+  queue.push_remote(pool.allocate(e));
+  if (queue.settle_inbox(7.0) || queue.inbox_bound() != 7.0) fail("settled a bound at t_begin");
+  if (!queue.settle_inbox(8.0)) fail("kept a bound below t_begin");
+  if (queue.inbox_bound() != std::numeric_limits<double>::infinity() || queue.top_time() != 7.0) {
+    fail("settle_inbox() did not drain the inbox into the heap");
+  }
+  queue.clear(pool);
+}
+
 }  // namespace
 
 int main() {
   test_reuse_right_after_push();
-  test_scan_top();
+  test_published_top();
   test_clear_returns_every_node();
+  test_settle_inbox();
 
   seer::LocalQueue queues[kQueues];
   Consumer consumers[kQueues];
