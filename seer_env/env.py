@@ -48,7 +48,8 @@ class RuntimeInfo:
     thread_decision: str = ""
     # Work counters of the parallel executor's rounds (0 for a step that ran the
     # serial loop): entities found with events to handle, summed over rounds, and
-    # entity queue lines the rounds' scans read. They count work, not time.
+    # entity queue lines read (each entity's once at the step's begin, then the
+    # ready ones'). They count work, not time.
     ready: int = 0
     queue_reads: int = 0
 

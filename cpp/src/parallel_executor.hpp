@@ -14,7 +14,7 @@
 //            stands now, then steals from the other workers' sealed lists;
 //            barrier, which computes the next LB from what workers saw.
 //            Stop when LB >= t_end. No round reads the queue of an entity
-//            with nothing to do (docs/runtime.md, "Ready work").
+//            with nothing to do (docs/runtime.md, "Executors": Rounds).
 // Why it is serial-equivalent: a cross-entity event is scheduled at >= its
 // sender's now + L >= LB + L >= H, so every event below H already exists (or
 // is a self-event created by its own entity in key order) when its round

@@ -3,7 +3,8 @@
 From one measured serial step (the probe) and the machine's features it
 predicts, for each pool size p,
 
-    T(p) = T_s * (1 + omega) / S(p)  +  R * (N * scan / q + barrier(p))  +  dispatch(p)
+    T(p) = T_s * (1 + omega) / S(p)  +  N * read / q  +  R * (N * list / q + barrier(p))
+           +  dispatch(p)
 
 - ``T_s``: serial step time; ``omega``: the parallel executor's extra work per
   event at one thread (per-entity inboxes and heaps instead of one heap).
@@ -11,10 +12,13 @@ predicts, for each pool size p,
   fully and SMT siblings at ``SMT_YIELD``; ``w`` is the work items of one
   round (events per round, at most the entities): with few items per round
   threads wait on the slowest one, and S saturates at ``w``.
+- ``read``: the step's begin read of each of the ``N`` entities' queue lines
+  (a cache miss each, ~25-60 ns measured at PCS 256x256), which fills the
+  workers' wake calendars.
 - ``R``: horizon rounds per step (``ceil(dt / lookahead)`` until a parallel
-  run reports the real count); each round every worker scans its slice of
-  the ``N`` entities for ready ones (``scan`` per entity, measured 3-4 ns
-  here at rounds of 76-100 per step) and crosses two spin barriers.
+  run reports the real count); each round every worker lists its ready
+  entities from its calendar (their cost is the work's) through a pass over
+  one bit per entity of its slice (``list``), and crosses two spin barriers.
 - ``dispatch(p)``: the pool wake-ups of a step (events, publish, observe).
 
 The constants are measurements of the runtime's primitives (a spin barrier
@@ -28,7 +32,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-SCAN_PER_ENTITY_S = 3.5e-9  # per entity per round: heap top + inbox bound
+BEGIN_READ_PER_ENTITY_S = 40e-9  # per entity per step: its queue line, a cache miss
+LIST_PER_ENTITY_S = 0.02e-9  # per entity per round: its bit in the listing pass
 OMEGA = 0.05  # parallel executor's extra cost per unit of serial work at 1 thread
 SMT_YIELD = 0.25  # what an SMT sibling adds to a busy core
 BARRIER_BASE_S = 0.3e-6  # one spin barrier, 2 threads
@@ -84,12 +89,14 @@ def predict_seconds(trace: Trace, p: int, cores: int) -> float:
     q = effective_threads(p, cores)
     speedup = q / (1.0 + (q - 1.0) / width) if q > 1 else q
     work = trace.seconds_per_step * (1.0 + OMEGA) / speedup
-    scan = trace.num_entities * SCAN_PER_ENTITY_S / q
+    begin = trace.num_entities * BEGIN_READ_PER_ENTITY_S / q
+    listing = trace.num_entities * LIST_PER_ENTITY_S / q
     if p == 1:  # barriers and wake-ups with no one to wait for
-        return work + rounds * (scan + 0.1e-6) + DISPATCHES_PER_STEP * 0.1e-6
+        return work + begin + rounds * (listing + 0.1e-6) + DISPATCHES_PER_STEP * 0.1e-6
     barrier = BARRIER_BASE_S + BARRIER_PER_THREAD_S * (p - 2)
     dispatch = DISPATCH_BASE_S + DISPATCH_PER_THREAD_S * (p - 2)
-    return work + rounds * (scan + BARRIERS_PER_ROUND * barrier) + DISPATCHES_PER_STEP * dispatch
+    per_round = listing + BARRIERS_PER_ROUND * barrier
+    return work + begin + rounds * per_round + DISPATCHES_PER_STEP * dispatch
 
 
 def ladder(max_threads: int) -> list[int]:
