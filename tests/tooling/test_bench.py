@@ -339,3 +339,17 @@ def test_noise_floor_compares_auto_with_the_fixed_case_of_its_choice():
     assert report.noise_floor(groups, under_load=True)["max_ratio"] == 0.5
     assert report.noise_floor(groups[:0]) is None
     assert "3 groups" in report.noise_floor_line(floor)
+
+
+def test_memory_rows_count_the_pending_events_and_rss_above_the_import():
+    from bench import memory
+
+    rows = [
+        memory.measure(32, 2, executor, threads, 450.0) for executor, threads in memory.EXECUTORS
+    ]
+    assert [r["executor"] for r in rows] == ["serial-1", "parallel-2"]
+    # Same config, seed and steps: the same events pending on both executors.
+    assert rows[0]["pending"] == rows[1]["pending"] > 0
+    for r in rows:
+        assert r["peak_mb"] >= r["rss_mb"] >= r["import_mb"] > 0
+        assert r["bytes_per_pending"] == pytest.approx(r["above_import_mb"] * 2**20 / r["pending"])
