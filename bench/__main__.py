@@ -12,7 +12,7 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench import callgrind, contention, report
+from bench import callgrind, contention, memory, report
 from bench.groups import Group
 from bench.regret import regret_table
 from bench.suites import SUITES
@@ -117,6 +117,11 @@ def main(argv: list[str] | None = None) -> dict:
         "--callgrind", action="store_true", help="add instructions/event (needs valgrind)"
     )
     parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="add RSS per pending event (PCS 128x128, 256x256; on by default in the full profile)",
+    )
+    parser.add_argument(
         "--no-contention",
         action="store_true",
         help="skip the contention groups (those run beside one busy process per CPU)",
@@ -156,6 +161,9 @@ def main(argv: list[str] | None = None) -> dict:
     if args.callgrind:
         with console.status("callgrind: instructions per event"):
             results["callgrind"] = callgrind.run()
+    if args.memory or args.profile == "full":
+        with console.status("memory: RSS per pending event"):
+            results["memory"] = memory.run([128, 256])
     if "load_end" not in m:
         m["load_end"], m["cpu_pressure_end"] = load()
     results["seconds"] = time.perf_counter() - start

@@ -70,6 +70,30 @@ def measure(size: int, steps: int, executor: str, threads: int, move_interval: f
     return row
 
 
+def run(sizes: list[int], steps: int = 3, move_interval: float = 450.0) -> list[dict]:
+    """Every size on every executor (serial, parallel-2), each in a fresh process."""
+    return [
+        measure(size, steps, executor, threads, move_interval)
+        for size in sizes
+        for executor, threads in EXECUTORS
+    ]
+
+
+def table(rows: list[dict]) -> list[str]:
+    """The rows as Markdown table lines."""
+    lines = [
+        "| PCS | executor | pending events | RSS above import (MB) | peak RSS (MB) "
+        "| bytes per pending event |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['size']}x{r['size']} | {r['executor']} | {r['pending']:,} | "
+            f"{r['above_import_mb']:.0f} | {r['peak_mb']:.0f} | {r['bytes_per_pending']:.0f} |"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measures every size on every executor and prints a Markdown table."""
     doc = (__doc__ or "").split("\n")[0]
@@ -79,21 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--move-interval", type=float, default=450.0)
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
-    rows = [
-        measure(size, args.steps, executor, threads, args.move_interval)
-        for size in args.sizes
-        for executor, threads in EXECUTORS
-    ]
-    print(
-        "| PCS | executor | pending events | RSS above import (MB) | peak RSS (MB) "
-        "| bytes per pending event |"
-    )
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['size']}x{r['size']} | {r['executor']} | {r['pending']:,} | "
-            f"{r['above_import_mb']:.0f} | {r['peak_mb']:.0f} | {r['bytes_per_pending']:.0f} |"
-        )
+    rows = run(args.sizes, args.steps, args.move_interval)
+    print("\n".join(table(rows)))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

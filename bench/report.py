@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 
-from bench import plots
+from bench import memory, plots
 from bench.groups import (
     AUTO_VS_BEST_UNDER_LOAD,
     EVERY_GROUP,
@@ -307,7 +307,7 @@ def machine_line(m: dict) -> str:
 
 
 def markdown(results: dict) -> str:
-    """Machine, one table per group (with its targets), STPA regret, callgrind."""
+    """Machine, one table per group (with its targets), STPA regret, memory, callgrind."""
     m = results["machine"]
     loaded = is_loaded(m)
     took = f"Profile `{results['profile']}`, {results.get('seconds', 0):.0f} s. "
@@ -354,6 +354,9 @@ def markdown(results: dict) -> str:
     if results.get("regret"):
         lines += ["### STPA regret (auto vs every fixed choice, median ms)", ""]
         lines += regret_lines(results["regret"]) + [""]
+    if results.get("memory"):
+        lines += ["### Memory: RSS per pending event (a fresh process per case)", ""]
+        lines += memory.table(results["memory"]) + [""]
     cg = results.get("callgrind")
     if cg:
         lines += ["### Cost model: callgrind instructions per event", ""]

@@ -353,3 +353,18 @@ def test_memory_rows_count_the_pending_events_and_rss_above_the_import():
     for r in rows:
         assert r["peak_mb"] >= r["rss_mb"] >= r["import_mb"] > 0
         assert r["bytes_per_pending"] == pytest.approx(r["above_import_mb"] * 2**20 / r["pending"])
+
+
+def test_memory_flag_adds_the_rows_to_json_and_markdown(tmp_path, monkeypatch):
+    from bench import memory
+
+    measured = memory.run([16], steps=1)  # the real thing, small (the bench asks for 128, 256)
+    monkeypatch.setattr(memory, "run", lambda sizes: measured)
+    args = ["--profile", "smoke", "--only", "PHOLD 64", "--no-contention", "--memory"]
+    results = bench.main([*args, "--out", str(tmp_path)])
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["memory"] == results["memory"] == measured
+    md = (tmp_path / "results.md").read_text()
+    assert "### Memory: RSS per pending event" in md
+    table = memory.table(measured)
+    assert len(table) == 2 + len(measured) and all(line in md for line in table)
