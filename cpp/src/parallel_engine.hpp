@@ -1,5 +1,6 @@
 // What runs the parallel executor's rounds: thread pool, barrier, per-worker
-// state and the executive lists, shared by every instance stepped together.
+// state (wake calendars, notice outboxes, node pools) and the executive
+// lists, shared by every instance stepped together.
 // It owns no instance: each ParallelInstance belongs to its ParallelExecutor
 // and is lent to the engine for one run_steps() or initialize() call.
 #pragma once
