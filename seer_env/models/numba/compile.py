@@ -15,8 +15,11 @@ import traceback
 import types
 
 from seer_env import handler_api
-from seer_env.models.numba import cache, entry_points, loop_polls, read_only
+from seer_env.models.numba import cache
 from seer_env.models.numba.kernel import numba_available
+
+# entry_points, loop_polls, read_only and abi import numba: each function below
+# imports them when it runs, so `import seer_env` works (and stays light) without it.
 
 
 class NumbaCompileError(TypeError):
@@ -46,6 +49,8 @@ def _compile_entry(cls: type, hook: str, entry: str, fn, kernel, cacheable: bool
     disk) is dropped and the handler compiled afresh, once.
     """
     import numba
+
+    from seer_env.models.numba import entry_points
 
     signature = entry_points.signature(entry)
     for attempt in (1, 2):
@@ -90,6 +95,8 @@ def _kernels_called(functions) -> list:
 
 def _refuse_read_only_writes(cls: type, hook: str, fn) -> None:
     """NumbaCompileError when handler ``fn`` writes one of its read-only records."""
+    from seer_env.models.numba import read_only
+
     try:
         writes = read_only.writes_to_read_only(hook, fn)
     except Exception:  # noqa: BLE001 (numba's front end; what it cannot read, numba reports)
@@ -131,7 +138,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
         )
     import numba
 
-    from seer_env.models.numba import abi
+    from seer_env.models.numba import abi, entry_points, loop_polls, read_only
 
     records = cls._records()
     hooks = cls._hooks()
