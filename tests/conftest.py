@@ -1,4 +1,5 @@
 import os
+import signal
 
 import pytest
 
@@ -9,6 +10,14 @@ import seer_env
 # The test-only models (faulty: contract breaches on purpose) are compiled into
 # the extension but not registered by default; the tests use them throughout.
 seer_env._core._register_test_models()
+
+# A run started in the background without job control (`cmd &` in a script)
+# inherits an ignored SIGINT, and Python then installs no KeyboardInterrupt
+# handler: the interrupt tests, which send SIGINT to themselves and to their
+# child interpreters, would hang. A handled SIGINT is reset at exec, so
+# restoring Python's handler here covers the children too.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
