@@ -233,7 +233,10 @@ def test_ppo_trains_with_two_env_runners(ray_cluster, name):
         assert runtime.stpa is not None
         assert runtime.stpa["features"]["usable_threads"] <= expected
         assert 1 <= runtime.num_threads <= expected
-        assert runtime.executor == ("serial" if runtime.num_threads == 1 else "parallel")
+        # On 1-2 usable threads STPA also measures parallel x1 (it can win by
+        # per-entity heaps' locality, and does under load); serial is always x1.
+        assert runtime.executor in ("serial", "parallel")
+        assert runtime.executor == "parallel" or runtime.num_threads == 1
     sampled = [r["env_runners"]["num_env_steps_sampled_lifetime"] for r in results]
     assert sampled[0] > 0 and sampled[1] > sampled[0]
     assert math.isfinite(results[-1]["env_runners"]["episode_return_mean"])
