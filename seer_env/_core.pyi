@@ -468,4 +468,4 @@ def workload_spec(name: str) -> dict:
     """
     The declaration of registered model `name` as plain data: name, summary, params (name, type 'int'/'real', default (None: computed, see default_doc), low, high, low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds as text), info_keys, total_keys, event_kinds, records (name -> a dict numpy.dtype() accepts). ValueError for an unknown name.
     """
-plugin_abi_version: int = 3
+plugin_abi_version: int = 4

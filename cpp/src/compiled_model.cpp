@@ -1,5 +1,6 @@
 #include "compiled_model.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -20,6 +21,18 @@ struct seer_ctx {
 };
 
 namespace seer {
+
+// A compiled handler's draw costs a call; with the refill inlined in it, the
+// call also saved and restored six registers. Here the buffered word is taken
+// inline and the refill (one draw in four) is a call of its own.
+struct CompiledDraws {
+  static std::uint64_t next_u64(EntityRng& rng) {
+    if (__builtin_expect(rng.pos_ < 4, 1)) return rng.buf_[rng.pos_++];
+    return after_refill(rng);
+  }
+  [[gnu::noinline]] static std::uint64_t after_refill(EntityRng& rng) { return rng.next_u64(); }
+};
+
 namespace {
 
 // -- The context API (handler_abi.h). Every function is noexcept in effect.
@@ -30,9 +43,11 @@ std::uint32_t ctx_source(const seer_ctx* c) { return c->header.source; }
 std::uint32_t ctx_num_entities(const seer_ctx* c) { return c->header.num_entities; }
 double ctx_lookahead(const seer_ctx* c) { return c->header.lookahead; }
 double ctx_dt(const seer_ctx* c) { return c->header.dt; }
-double ctx_uniform(seer_ctx* c) { return c->context->rng().uniform(); }
+double ctx_uniform(seer_ctx* c) {
+  return EntityRng::unit(CompiledDraws::next_u64(c->context->rng()));
+}
 double ctx_exponential(seer_ctx* c, double mean) { return c->context->rng().exponential(mean); }
-std::uint64_t ctx_next_u64(seer_ctx* c) { return c->context->rng().next_u64(); }
+std::uint64_t ctx_next_u64(seer_ctx* c) { return CompiledDraws::next_u64(c->context->rng()); }
 
 std::uint64_t ctx_below(seer_ctx* c, std::uint64_t n) {
   if (n == 0) {
@@ -48,15 +63,21 @@ struct RawPayload {
   unsigned char bytes[kPayloadBytes];
 };
 
+// Out of line, as every failure path here: the calls that succeed stay short.
+[[gnu::noinline]] [[gnu::cold]] std::int32_t refuse_payload(seer_ctx* c, std::uint64_t size) {
+  c->error = std::make_exception_ptr(std::invalid_argument(
+      "schedule: payload must be at most " + std::to_string(kPayloadBytes) + " bytes, got " +
+      std::to_string(size)));
+  return SEER_CONTEXT_FAILED;
+}
+
 std::int32_t ctx_schedule(seer_ctx* c, std::uint32_t target, double time, std::uint32_t kind,
                           const void* payload, std::uint64_t size) {
   if (c->error) return SEER_CONTEXT_FAILED;  // the handler already failed
+  if (__builtin_expect(size > kPayloadBytes || (size > 0 && payload == nullptr), 0)) {
+    return refuse_payload(c, size);
+  }
   try {
-    if (size > kPayloadBytes || (size > 0 && payload == nullptr)) {
-      throw std::invalid_argument("schedule: payload must be at most " +
-                                  std::to_string(kPayloadBytes) + " bytes, got " +
-                                  std::to_string(size));
-    }
     if (size == 0) {
       c->context->schedule(target, time, kind);  // the event's payload is zeroed
       return SEER_OK;
@@ -97,9 +118,30 @@ bool stopping(const std::atomic<bool>* flag) {
   return flag != nullptr && flag->load(std::memory_order_relaxed);
 }
 
-// Calls a handler and turns its status into the C++ exception the
-// dispatcher reports (ContractViolation as is, a handler that failed because
-// its step was stopped as Interrupted, anything else as HandlerError).
+// A handler that failed: the C++ exception the dispatcher reports
+// (ContractViolation as is, a handler that failed because its step was
+// stopped as Interrupted, anything else as HandlerError). Out of line: the
+// message's stream would otherwise make every call save registers.
+[[noreturn]] [[gnu::noinline]] [[gnu::cold]] void handler_failed(const Context& context,
+                                                                 const seer_ctx& c,
+                                                                 std::int32_t status,
+                                                                 const char* what,
+                                                                 const std::atomic<bool>* stop) {
+  if (c.error) std::rethrow_exception(c.error);
+  if (stopping(stop)) {
+    std::ostringstream out;
+    out.precision(17);
+    out << "interrupted: the step stopped inside entity " << context.self() << "'s compiled "
+        << what << " at t=" << context.now() << "; call reset()";
+    throw Interrupted(out.str());
+  }
+  throw std::runtime_error(std::string("compiled handler ") + what + " failed (status " +
+                           std::to_string(status) +
+                           "; numba keeps no exception message in compiled code: run the "
+                           "model with compiled=False to see the Python exception)");
+}
+
+// Calls a handler; handler_failed throws what its failure was.
 template <class Fn>
 void run(Context& context, const Event* event, const char* what,
          const std::atomic<bool>* stop, Fn&& call) {
@@ -112,19 +154,8 @@ void run(Context& context, const Event* event, const char* what,
              nullptr};
   point_polls_at(stop);
   const std::int32_t status = call(&c);
-  if (c.error) std::rethrow_exception(c.error);
-  if (status != SEER_OK && stopping(stop)) {
-    std::ostringstream out;
-    out.precision(17);
-    out << "interrupted: the step stopped inside entity " << context.self() << "'s compiled "
-        << what << " at t=" << context.now() << "; call reset()";
-    throw Interrupted(out.str());
-  }
-  if (status != SEER_OK) {
-    throw std::runtime_error(std::string("compiled handler ") + what + " failed (status " +
-                             std::to_string(status) +
-                             "; numba keeps no exception message in compiled code: run the "
-                             "model with compiled=False to see the Python exception)");
+  if (__builtin_expect(status != SEER_OK || c.error != nullptr, 0)) {
+    handler_failed(context, c, status, what, stop);
   }
 }
 
@@ -175,7 +206,7 @@ CompiledModel::CompiledModel(ModelSpec spec, std::size_t state_size, std::size_t
 void CompiledModel::reset_states() {
   std::fill(states_.begin(), states_.end(), 0);
   std::fill(snapshot_.begin(), snapshot_.end(), 0);
-  boundary_time_.store(0.0, std::memory_order_relaxed);
+  boundary_time_ = 0.0;
   if (handlers_.reset == nullptr) return;
   point_polls_at(stop_);
   const std::int32_t status =
@@ -191,12 +222,6 @@ void CompiledModel::on_init(Context& ctx) {
 }
 
 void CompiledModel::on_step_begin(Context& ctx) {
-  // Every entity writes the same value: store only when it changes, so the
-  // workers do not fight over the cache line.
-  const double boundary = ctx.now() + spec_.dt;
-  if (boundary_time_.load(std::memory_order_relaxed) != boundary) {
-    boundary_time_.store(boundary, std::memory_order_relaxed);
-  }
   if (handlers_.on_step_begin == nullptr) return;
   run(ctx, nullptr, "on_step_begin", stop_, [&](seer_ctx* c) {
     return handlers_.on_step_begin(c, entity_state(ctx.self()), public_data(), params());
@@ -219,18 +244,21 @@ void CompiledModel::on_event(Context& ctx, const Event& event) {
   });
 }
 
-void CompiledModel::write_snapshot(EntityId e) {
+void CompiledModel::write_snapshot(EntityId e) { write_snapshots(e, e + 1); }
+
+void CompiledModel::write_snapshots(EntityId begin, EntityId end) {
   point_polls_at(stop_);
+  std::uint64_t failed = begin;
   const std::int32_t status =
-      handlers_.write_snapshot(states_data() + e * state_size_, public_state(e), params());
-  check_boundary(status, "write_snapshot", e);
+      handlers_.write_snapshot(states_data(), public_data(), begin, end, params(), &failed);
+  check_boundary(status, "write_snapshot", static_cast<EntityId>(failed));
 }
 
 void CompiledModel::check_boundary(std::int32_t status, const char* what, EntityId agent) const {
   if (status == SEER_OK) return;
   std::ostringstream out;
   out.precision(17);
-  const double t = boundary_time_.load(std::memory_order_relaxed);
+  const double t = boundary_time_;
   if (stopping(stop_)) {
     out << "interrupted: the step stopped inside the compiled " << what << "(" << agent
         << ") at t=" << t << "; call reset()";
@@ -243,41 +271,61 @@ void CompiledModel::check_boundary(std::int32_t status, const char* what, Entity
   throw HandlerError(out.str(), agent, what, t);
 }
 
-void CompiledModel::call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent,
-                                    void* out, std::size_t out_size) const {
+void CompiledModel::call_agents_hook(seer_agents_fn fn, const char* what, EntityId begin,
+                                     EntityId end, void* out, std::size_t out_size) const {
   point_polls_at(stop_);
-  const std::int32_t status = fn(agent, states_data() + agent * state_size_, public_data(),
-                                 spec_.num_entities, params(), out, out_size);
-  check_boundary(status, what, agent);
+  std::uint64_t failed = begin;
+  const std::int32_t status = fn(begin, end, states_data(), public_data(), spec_.num_entities,
+                                 params(), out, out_size, &failed);
+  check_boundary(status, what, static_cast<EntityId>(failed));
+}
+
+void CompiledModel::write_flags(seer_agents_fn fn, const char* what, EntityId begin,
+                                EntityId end, std::uint8_t* rows) const {
+  if (fn == nullptr) {
+    std::fill(rows, rows + (end - begin), std::uint8_t{0});  // a hook not given: never
+    return;
+  }
+  call_agents_hook(fn, what, begin, end, rows, 1);
+}
+
+void CompiledModel::write_outputs(EntityId begin, EntityId end, const Outputs& out) const {
+  call_agents_hook(handlers_.observe, "observe", begin, end,
+                   out.observations + begin * spec_.obs_dim, spec_.obs_dim);
+  call_agents_hook(handlers_.reward, "reward", begin, end, out.rewards + begin, 1);
+  write_flags(handlers_.terminated, "terminated", begin, end, out.terminations + begin);
+  write_flags(handlers_.truncated, "truncated", begin, end, out.truncations + begin);
+  const std::size_t n_info = spec_.info_keys.size();
+  if (n_info != 0) {
+    call_agents_hook(handlers_.info, "info", begin, end, out.infos + begin * n_info, n_info);
+  }
 }
 
 void CompiledModel::observe(EntityId agent, float* obs) const {
-  call_agent_hook(handlers_.observe, "observe", agent, obs, spec_.obs_dim);
+  call_agents_hook(handlers_.observe, "observe", agent, agent + 1, obs, spec_.obs_dim);
 }
 
 double CompiledModel::reward(EntityId agent) const {
   double value = 0.0;
-  call_agent_hook(handlers_.reward, "reward", agent, &value, 1);
+  call_agents_hook(handlers_.reward, "reward", agent, agent + 1, &value, 1);
   return value;
 }
 
 bool CompiledModel::terminated(EntityId agent) const {
-  if (handlers_.terminated == nullptr) return false;
   std::uint8_t flag = 0;
-  call_agent_hook(handlers_.terminated, "terminated", agent, &flag, 1);
+  write_flags(handlers_.terminated, "terminated", agent, agent + 1, &flag);
   return flag != 0;
 }
 
 bool CompiledModel::truncated(EntityId agent) const {
-  if (handlers_.truncated == nullptr) return false;
   std::uint8_t flag = 0;
-  call_agent_hook(handlers_.truncated, "truncated", agent, &flag, 1);
+  write_flags(handlers_.truncated, "truncated", agent, agent + 1, &flag);
   return flag != 0;
 }
 
 void CompiledModel::info(EntityId agent, std::int64_t* out) const {
   if (handlers_.info == nullptr) return;
-  call_agent_hook(handlers_.info, "info", agent, out, spec_.info_keys.size());
+  call_agents_hook(handlers_.info, "info", agent, agent + 1, out, spec_.info_keys.size());
 }
 
 void CompiledModel::state(float* out) const {

@@ -32,14 +32,17 @@ class CompiledModel final : public Model {
   void reset_states() override;
   void on_init(Context& ctx) override;
   void on_step_begin(Context& ctx) override;
+  bool has_step_begin() const override { return handlers_.on_step_begin != nullptr; }
   void on_action(Context& ctx, const ActionView& action) override;
   void on_event(Context& ctx, const Event& event) override;
   void write_snapshot(EntityId e) override;
+  void write_snapshots(EntityId begin, EntityId end) override;
   void observe(EntityId agent, float* obs) const override;
   double reward(EntityId agent) const override;
   bool terminated(EntityId agent) const override;
   bool truncated(EntityId agent) const override;
   void info(EntityId agent, std::int64_t* out) const override;
+  void write_outputs(EntityId begin, EntityId end, const Outputs& out) const override;
   void state(float* out) const override;
   void totals(std::int64_t* out) const override;
 
@@ -47,6 +50,9 @@ class CompiledModel final : public Model {
   // while a handler runs, seer_handler_stop_requested() on its thread reads it,
   // and a handler that fails while it is set is reported as Interrupted.
   void watch_stop(const std::atomic<bool>* flag) { stop_ = flag; }
+  // The time of the boundary about to be computed, for errors of the boundary
+  // hooks (the Simulation calls it, serially, before each boundary).
+  void at_boundary(double t) { boundary_time_ = t; }
 
   std::size_t entity_state_size() const override { return state_size_; }
   unsigned char* entity_state(EntityId e) override { return states_data() + e * state_size_; }
@@ -65,8 +71,12 @@ class CompiledModel final : public Model {
   const void* params() const { return params_.data(); }
   // Throws HandlerError for a failed boundary hook `what` of `agent`.
   void check_boundary(std::int32_t status, const char* what, EntityId agent) const;
-  void call_agent_hook(seer_agent_fn fn, const char* what, EntityId agent, void* out,
-                       std::size_t out_size) const;
+  // A range hook of agents [begin, end) writing their rows from `out` on.
+  void call_agents_hook(seer_agents_fn fn, const char* what, EntityId begin, EntityId end,
+                        void* out, std::size_t out_size) const;
+  // A flag hook, or zeros where the model has none.
+  void write_flags(seer_agents_fn fn, const char* what, EntityId begin, EntityId end,
+                   std::uint8_t* rows) const;
 
   ModelSpec spec_;
   std::size_t state_size_, public_size_;
@@ -75,9 +85,7 @@ class CompiledModel final : public Model {
   std::vector<unsigned char> params_;
   seer_model_handlers handlers_;
   std::shared_ptr<void> keepalive_;
-  // End of the running step, for errors of boundary hooks (written by every
-  // entity's on_step_begin with the same value).
-  std::atomic<double> boundary_time_{0.0};
+  double boundary_time_ = 0.0;  // at_boundary()
   const std::atomic<bool>* stop_ = nullptr;  // watch_stop()
 };
 

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the signatures below. */
-#define SEER_HANDLER_ABI_VERSION 2
+#define SEER_HANDLER_ABI_VERSION 3
 
 #define SEER_OK 0
 #define SEER_HANDLER_FAILED 1
@@ -80,13 +80,20 @@ typedef int32_t (*seer_action_fn)(seer_ctx* ctx, void* state, const void* snapsh
 /* `payload` is a writable copy of the event's 64 payload bytes. */
 typedef int32_t (*seer_event_fn)(seer_ctx* ctx, void* state, const void* snapshot,
                                  const void* params, uint32_t kind, void* payload);
-/* Boundary, parallel over entities: the public record of one state. */
-typedef int32_t (*seer_write_snapshot_fn)(const void* state, void* public_record, const void* params);
-/* Boundary, parallel over agents: writes `out_size` values to `out` (float32
- * observation, one float64 reward, one uint8 flag or int64 infos, by hook). */
-typedef int32_t (*seer_agent_fn)(uint32_t agent, const void* state, const void* snapshot,
-                                 uint64_t num_entities, const void* params, void* out,
-                                 uint64_t out_size);
+/* Boundary hooks take a range of entities [begin, end), one call per range
+ * (per entity, a call cost as much as a small hook's work). A hook that fails
+ * writes the entity it failed on to `*failed` and returns SEER_HANDLER_FAILED.
+ *
+ * Parallel over entities: the public record of each state of the range. */
+typedef int32_t (*seer_write_snapshots_fn)(const void* states, void* snapshot, uint64_t begin,
+                                           uint64_t end, const void* params, uint64_t* failed);
+/* Parallel over agents: `out` holds the range's rows of `out_size` values
+ * each, agent `begin` first (float32 observation, one float64 reward, one
+ * uint8 flag or int64 infos, by hook). */
+typedef int32_t (*seer_agents_fn)(uint64_t begin, uint64_t end, const void* states,
+                                  const void* snapshot, uint64_t num_entities,
+                                  const void* params, void* out, uint64_t out_size,
+                                  uint64_t* failed);
 /* Serial: reset(states) (out NULL), global_state(out float32), totals(out int64). */
 typedef int32_t (*seer_states_fn)(void* states, const void* snapshot, uint64_t num_entities,
                                   const void* params, void* out, uint64_t out_size);
@@ -97,12 +104,12 @@ typedef struct seer_model_handlers {
   seer_init_fn on_step_begin;    /* may be NULL */
   seer_action_fn on_action;
   seer_event_fn on_event;
-  seer_write_snapshot_fn write_snapshot;
-  seer_agent_fn observe;
-  seer_agent_fn reward;
-  seer_agent_fn terminated;      /* may be NULL: never */
-  seer_agent_fn truncated;       /* may be NULL: never */
-  seer_agent_fn info;            /* may be NULL when there are no info keys */
+  seer_write_snapshots_fn write_snapshot;
+  seer_agents_fn observe;
+  seer_agents_fn reward;
+  seer_agents_fn terminated;     /* may be NULL: never */
+  seer_agents_fn truncated;      /* may be NULL: never */
+  seer_agents_fn info;           /* may be NULL when there are no info keys */
   seer_states_fn global_state;   /* may be NULL when state_dim is 0 */
   seer_states_fn totals;         /* may be NULL when there are no total keys */
 } seer_model_handlers;

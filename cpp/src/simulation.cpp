@@ -39,9 +39,8 @@ void move_pending(Executor& from, Executor& to) {
 Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& options)
     : model_(std::move(model)), options_(options), dispatcher_(*model_) {
   // A compiled model's loops poll the stop flag (interrupts reach them).
-  if (auto* compiled = dynamic_cast<CompiledModel*>(model_.get())) {
-    compiled->watch_stop(&dispatcher_.stop_flag());
-  }
+  compiled_ = dynamic_cast<CompiledModel*>(model_.get());
+  if (compiled_ != nullptr) compiled_->watch_stop(&dispatcher_.stop_flag());
   const ModelSpec& s = model_->spec();
   if (!(s.lookahead > 0.0)) {
     throw std::invalid_argument("model " + s.name + ": lookahead must be > 0, got " +
@@ -353,6 +352,7 @@ void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
 
 void Simulation::boundary() {
   const ModelSpec& s = model_->spec();
+  if (compiled_ != nullptr) compiled_->at_boundary(now_);  // for its hooks' errors
   // In ranges of kSnapshotChunk entities: a call per range, not per entity.
   constexpr std::size_t kSnapshotChunk = 256;
   const std::size_t n = s.num_entities;
@@ -362,14 +362,16 @@ void Simulation::boundary() {
                             static_cast<EntityId>(std::min(n, begin + kSnapshotChunk)));
   });
   model_->after_snapshot();
-  const std::size_t n_info = s.info_keys.size();
-  executor_->parallel_for(s.num_agents, [&](std::size_t a) {
-    const auto agent = static_cast<EntityId>(a);
-    model_->observe(agent, out_.observations + a * s.obs_dim);
-    out_.rewards[a] = model_->reward(agent);
-    out_.terminations[a] = model_->terminated(agent) ? 1 : 0;
-    out_.truncations[a] = model_->truncated(agent) ? 1 : 0;
-    if (n_info != 0) model_->info(agent, out_.infos + a * n_info);
+  // Outputs in ranges too: kOutputRanges of them, so that costly hooks still
+  // spread over the threads, unless that makes ranges of over kSnapshotChunk agents.
+  constexpr std::size_t kOutputRanges = 64;
+  const std::size_t agents = s.num_agents;
+  const std::size_t chunk =
+      std::clamp<std::size_t>((agents + kOutputRanges - 1) / kOutputRanges, 1, kSnapshotChunk);
+  executor_->parallel_for((agents + chunk - 1) / chunk, [this, agents, chunk](std::size_t c) {
+    const std::size_t begin = c * chunk;
+    model_->write_outputs(static_cast<EntityId>(begin),
+                          static_cast<EntityId>(std::min(agents, begin + chunk)), out_);
   });
 }
 

@@ -14,15 +14,7 @@
 
 namespace seer {
 
-// Where boundary outputs are written: by default the Simulation's own
-// buffers; a vector env points them into its batch arrays.
-struct Outputs {
-  float* observations = nullptr;      // [num_agents, obs_dim]
-  double* rewards = nullptr;          // [num_agents]
-  std::uint8_t* terminations = nullptr;
-  std::uint8_t* truncations = nullptr;
-  std::int64_t* infos = nullptr;      // [num_agents, info_keys]
-};
+class CompiledModel;
 
 struct SimulationOptions {
   std::string executor = "serial";
@@ -144,6 +136,7 @@ class Simulation {
                              std::vector<Event>* step_start_pending = nullptr);
 
   std::unique_ptr<Model> model_;
+  CompiledModel* compiled_ = nullptr;  // model_, when it is one
   SimulationOptions options_;
   Dispatcher dispatcher_;
   std::unique_ptr<Executor> executor_;
@@ -168,7 +161,7 @@ class Simulation {
   };
   StepStart step_start_;
   std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
-  Outputs out_;
+  Outputs out_;  // where boundary outputs go: obs_ and the rest, or a vector env's batch rows
   std::vector<float> obs_;
   std::vector<double> rewards_;
   std::vector<std::uint8_t> terminated_, truncated_;

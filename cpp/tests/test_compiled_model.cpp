@@ -11,6 +11,7 @@
 // the handler goes on; below(0) is a HandlerError; a handler that loops until
 // seer_handler_stop_requested() (as numba's polled loops do) stops when the
 // step is interrupted, as Interrupted.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -49,7 +50,15 @@ struct Public {
 struct Token {
   std::uint64_t hops;
 };
-enum Mode : std::int64_t { kFine = 0, kFail = 1, kEarly = 2, kBelowZero = 3, kSpin = 4 };
+enum Mode : std::int64_t {
+  kFine = 0,
+  kFail = 1,
+  kEarly = 2,
+  kBelowZero = 3,
+  kSpin = 4,
+  kFailObserve = 5,  // observe fails for agent kFailingAgent
+};
+constexpr std::uint64_t kFailingAgent = 13;
 
 const seer_ctx_api* api() { return seer_handler_ctx_api(); }
 
@@ -108,25 +117,40 @@ std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* param
   return SEER_OK;
 }
 
-std::int32_t write_snapshot(const void* state, void* pub, const void*) {
-  static_cast<Public*>(pub)->received = static_cast<const State*>(state)->received;
+std::int64_t mode_of(const void* params) { return *static_cast<const std::int64_t*>(params); }
+
+std::int32_t write_snapshot(const void* states, void* snapshot, std::uint64_t begin,
+                            std::uint64_t end, const void*, std::uint64_t*) {
+  for (std::uint64_t e = begin; e < end; ++e) {
+    static_cast<Public*>(snapshot)[e].received = static_cast<const State*>(states)[e].received;
+  }
   return SEER_OK;
 }
 
-std::int32_t observe(std::uint32_t agent, const void* state, const void* snapshot,
-                     std::uint64_t n, const void*, void* out, std::uint64_t size) {
-  const auto* s = static_cast<const State*>(state);
+// Boundary hooks run over a range of agents; `out` is the range's first row.
+std::int32_t observe(std::uint64_t begin, std::uint64_t end, const void* states,
+                     const void* snapshot, std::uint64_t n, const void* params, void* out,
+                     std::uint64_t size, std::uint64_t* failed) {
   const auto* snap = static_cast<const Public*>(snapshot);
-  auto* obs = static_cast<float*>(out);
   if (size != 2) return SEER_HANDLER_FAILED;
-  obs[0] = static_cast<float>(s->received);
-  obs[1] = static_cast<float>(snap[(agent + 1) % n].received);
+  for (std::uint64_t a = begin; a < end; ++a) {
+    if (mode_of(params) == kFailObserve && a == kFailingAgent) {
+      *failed = a;
+      return SEER_HANDLER_FAILED;
+    }
+    float* obs = static_cast<float*>(out) + (a - begin) * size;
+    obs[0] = static_cast<float>(static_cast<const State*>(states)[a].received);
+    obs[1] = static_cast<float>(snap[(a + 1) % n].received);
+  }
   return SEER_OK;
 }
 
-std::int32_t reward(std::uint32_t, const void* state, const void*, std::uint64_t, const void*,
-                    void* out, std::uint64_t) {
-  *static_cast<double*>(out) = static_cast<double>(static_cast<const State*>(state)->hops);
+std::int32_t reward(std::uint64_t begin, std::uint64_t end, const void* states, const void*,
+                    std::uint64_t, const void*, void* out, std::uint64_t, std::uint64_t*) {
+  for (std::uint64_t a = begin; a < end; ++a) {
+    static_cast<double*>(out)[a - begin] =
+        static_cast<double>(static_cast<const State*>(states)[a].hops);
+  }
   return SEER_OK;
 }
 
@@ -208,6 +232,46 @@ void expect_failure(std::int64_t mode, const std::string& needle, const std::str
   }
 }
 
+// A boundary hook that fails for one agent of its range names that agent.
+void expect_boundary_failure(unsigned threads) {
+  const std::string name = "failing observe x" + std::to_string(threads);
+  seer::SimulationOptions options;
+  options.executor = threads == 1 ? "serial" : "parallel";
+  options.num_threads = threads;
+  seer::Simulation sim(make_model(kFailObserve), options);
+  try {
+    sim.reset(3);
+    check(false, name + ": no exception");
+  } catch (const seer::HandlerError& error) {
+    const std::string what = error.what();
+    check(what.find("observe(13)") != std::string::npos, name + ": message '" + what + "'");
+    check(error.entity == kFailingAgent && error.kind == "observe",
+          name + ": entity " + std::to_string(error.entity) + ", kind " + error.kind);
+  }
+}
+
+// Within one range too (the Simulation's ranges of 20 agents hold one each).
+void expect_failure_inside_a_range() {
+  const auto model = make_model(kFailObserve);
+  model->reset_states();
+  const std::size_t n = kEntities / 2;
+  std::vector<float> obs(n * 2);
+  std::vector<double> rewards(n);
+  std::vector<std::uint8_t> flags(2 * n, 7);
+  const seer::Outputs out{obs.data(), rewards.data(), flags.data(), flags.data() + n, nullptr};
+  try {
+    model->write_outputs(10, 20, out);
+    check(false, "range failure: no exception");
+  } catch (const seer::HandlerError& error) {
+    check(error.entity == kFailingAgent, "range failure: entity " + std::to_string(error.entity));
+  }
+  // No terminated/truncated hooks: their rows are zeroed.
+  const auto fine = make_model(kFine);
+  fine->reset_states();
+  fine->write_outputs(4, 9, out);
+  check(std::count(flags.begin(), flags.end(), 0) == 10, "flags of a range without hooks");
+}
+
 // A handler that loops until its step is stopped: request_interrupt() from
 // another thread ends the step with Interrupted, and the next reset() runs.
 void expect_interrupt(unsigned threads) {
@@ -264,6 +328,9 @@ int main() {
   expect_failure<seer::HandlerError>(kFail, "compiled handler on_event failed", "failing handler");
   expect_failure<seer::ContractViolation>(kEarly, "before now + lookahead", "early schedule");
   expect_failure<seer::HandlerError>(kBelowZero, "n must be >= 1", "below(0)");
+  expect_boundary_failure(1);
+  expect_boundary_failure(2);
+  expect_failure_inside_a_range();
   expect_interrupt(1);
   expect_interrupt(2);
   if (failures == 0) std::printf("test_compiled_model: OK\n");

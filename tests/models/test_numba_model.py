@@ -159,6 +159,30 @@ def test_kit_reports_modes_that_differ():
         assert_modes_equivalent(Faulty, {"fault": MIXED_FLOATS}, seeds=(0,), steps=2, threads=(1,))
 
 
+class FailsForOneAgent(Faulty):
+    """``observe`` fails for agent 21 only: inside one of the boundary's ranges of agents."""
+
+    @staticmethod
+    def observe(agent, state, snapshot, params, out):
+        if agent == 21:
+            raise ValueError("boom in observe")
+        out[0] = state["pings"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_boundary_hook_failing_inside_a_range_names_its_agent(threads):
+    # 1000 agents: the boundary calls the compiled hooks once per 16 agents.
+    executor = "serial" if threads == 1 else "parallel"
+    env = SeerParallelEnv(FailsForOneAgent, {"n": 1000}, num_threads=threads, executor=executor)
+    with pytest.raises(seer_env.HandlerError, match=r"observe\(21\) at t=0: compiled handler"):
+        env.reset(seed=0)
+
+
+def test_boundary_outputs_over_many_ranges_are_the_interpreted_ones():
+    # 1000 agents in ranges of 16 (the last one short): every row in its place.
+    assert_modes_equivalent(Faulty, {"n": 1000}, seeds=(0,), steps=3, threads=(1, 2))
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_exception_in_handler_is_handler_error(compiled, capfd):
     env = SeerParallelEnv(Faulty, {"fault": RAISE_IN_EVENT, "compiled": compiled}, num_threads=1)

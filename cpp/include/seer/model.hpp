@@ -27,6 +27,15 @@ struct ActionView {
   std::size_t dim = 0;
 };
 
+// Where a step's per-agent outputs go: rows indexed by agent id.
+struct Outputs {
+  float* observations = nullptr;      // [num_agents, obs_dim]
+  double* rewards = nullptr;          // [num_agents]
+  std::uint8_t* terminations = nullptr;
+  std::uint8_t* truncations = nullptr;
+  std::int64_t* infos = nullptr;      // [num_agents, info_keys]
+};
+
 struct ActionSpec {
   bool discrete = true;
   std::int64_t n = 0;             // Discrete(n)
@@ -94,6 +103,19 @@ class Model {
   virtual bool terminated(EntityId agent) const { (void)agent; return false; }
   virtual bool truncated(EntityId agent) const { (void)agent; return false; }
   virtual void info(EntityId agent, std::int64_t* out) const { (void)agent; (void)out; }
+  // Every per-agent output of agents [begin, end) into their rows of `out`:
+  // one virtual call per range (a model whose hooks cost a call each, e.g.
+  // compiled handlers, answers a range with one call per hook).
+  virtual void write_outputs(EntityId begin, EntityId end, const Outputs& out) const {
+    const std::size_t obs_dim = spec().obs_dim, n_info = spec().info_keys.size();
+    for (EntityId a = begin; a < end; ++a) {
+      observe(a, out.observations + a * obs_dim);
+      out.rewards[a] = reward(a);
+      out.terminations[a] = terminated(a) ? 1 : 0;
+      out.truncations[a] = truncated(a) ? 1 : 0;
+      if (n_info != 0) info(a, out.infos + a * n_info);
+    }
+  }
   virtual void state(float* out) const { (void)out; }
   // Env-wide counters (one per spec().total_keys), summed in entity order.
   // Called between steps only.

@@ -111,7 +111,9 @@ class EntityRng {
     if (pos_ == 4) refill();
     return buf_[pos_++];
   }
-  double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+  double uniform() { return unit(next_u64()); }
+  // The uniform double of a raw word, in [0, 1).
+  static double unit(std::uint64_t word) { return static_cast<double>(word >> 11) * 0x1.0p-53; }
   double exponential(double mean) { return -mean * std::log1p(-uniform()); }
   // Uniform integer in [0, n); n >= 1.
   std::uint64_t below(std::uint64_t n) {
@@ -144,6 +146,9 @@ class EntityRng {
     pos_ = 0;
   }
 
+  // Compiled handlers' draws (compiled_model.cpp): the buffered word inline,
+  // the refill out of line.
+  friend struct CompiledDraws;
   // Every draw reads buf_ and pos_, a refill the rest: the key's second word
   // goes last, so a record behind an 8-byte field (EntityRuntime) still keeps
   // all but it in one cache line.

@@ -20,7 +20,7 @@ from numba.extending import intrinsic, overload
 
 from seer_env import _core, handler_api
 
-ABI_VERSION = 2  # SEER_HANDLER_ABI_VERSION of the header this module follows
+ABI_VERSION = 3  # SEER_HANDLER_ABI_VERSION of the header this module follows
 
 
 def _register_symbols() -> None:

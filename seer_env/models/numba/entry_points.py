@@ -2,7 +2,9 @@
 
 Each entry point makes numpy views of the raw pointers the runtime passes,
 calls the user's handler, and turns its exceptions into a status (numba would
-print them as "Exception ignored" and return 0). They are kept as source text
+print them as "Exception ignored" and return 0). A boundary entry point
+(``RANGE_ENTRY``) calls its handler for each entity of a range: one call
+from the runtime per range, not per entity. They are kept as source text
 written to a real file (``cache.py``): numba caches functions of real files
 only.
 """
@@ -38,36 +40,6 @@ ENTRY = {
         "_k(ctx, carray(state, 1, _STATE)[0], _SNAPSHOT, "
         "carray(params, 1, _PARAMS)[0], kind, carray(payload, 1, _PAYLOAD)[0])",
     ),
-    "write_snapshot": (
-        "(voidptr, voidptr, voidptr)",
-        "state, public, params",
-        "_k(carray(state, 1, _STATE)[0], carray(public, 1, _PUBLIC)[0], "
-        "carray(params, 1, _PARAMS)[0])",
-    ),
-    "observe": (
-        "(uint32, voidptr, voidptr, uint64, voidptr, voidptr, uint64)",
-        "agent, state, snapshot, n, params, out, out_size",
-        "_k(agent, carray(state, 1, _STATE)[0], carray(snapshot, n, _PUBLIC), "
-        "carray(params, 1, _PARAMS)[0], carray(out, out_size, np.float32))",
-    ),
-    "reward": (
-        "(uint32, voidptr, voidptr, uint64, voidptr, voidptr, uint64)",
-        "agent, state, snapshot, n, params, out, out_size",
-        "carray(out, 1, np.float64)[0] = _k(agent, carray(state, 1, _STATE)[0], "
-        "carray(snapshot, n, _PUBLIC), carray(params, 1, _PARAMS)[0])",
-    ),
-    "flag": (
-        "(uint32, voidptr, voidptr, uint64, voidptr, voidptr, uint64)",
-        "agent, state, snapshot, n, params, out, out_size",
-        "carray(out, 1, np.uint8)[0] = 1 if _k(agent, carray(state, 1, _STATE)[0], "
-        "carray(snapshot, n, _PUBLIC), carray(params, 1, _PARAMS)[0]) else 0",
-    ),
-    "info": (
-        "(uint32, voidptr, voidptr, uint64, voidptr, voidptr, uint64)",
-        "agent, state, snapshot, n, params, out, out_size",
-        "_k(agent, carray(state, 1, _STATE)[0], carray(snapshot, n, _PUBLIC), "
-        "carray(params, 1, _PARAMS)[0], carray(out, out_size, np.int64))",
-    ),
     "global_state": (
         "(voidptr, voidptr, uint64, voidptr, voidptr, uint64)",
         "states, snapshot, n, params, out, out_size",
@@ -79,6 +51,53 @@ ENTRY = {
         "states, snapshot, n, params, out, out_size",
         "_k(carray(states, n, _STATE), carray(params, 1, _PARAMS)[0], "
         "carray(out, out_size, np.int64))",
+    ),
+}
+_AGENTS = (
+    "(uint64, uint64, voidptr, voidptr, uint64, voidptr, voidptr, uint64, voidptr)",
+    "begin, end, states, snapshot, n, params, out, out_size, failed",
+)
+_AGENT_VIEWS = (
+    "width = np.int64(out_size)",
+    "_states = carray(states, n, _STATE)",
+    "_snapshot = carray(snapshot, n, _PUBLIC)",
+    "_params = carray(params, 1, _PARAMS)[0]",
+)
+_HOOK_OF_AGENT = "_k(np.uint32(a), _states[a], _snapshot, _params"
+# Boundary entry points: one call per range [begin, end) of entities, each
+# running the handler for every entity of the range (handler_abi.h).
+# entry point: (numba argument types, argument names, views (lo, hi: begin and end as
+# int64), the call for entity `a`)
+RANGE_ENTRY = {
+    "write_snapshot": (
+        "(voidptr, voidptr, uint64, uint64, voidptr, voidptr)",
+        "states, snapshot, begin, end, params, failed",
+        (
+            "_states = carray(states, hi, _STATE)",
+            "_snapshot = carray(snapshot, hi, _PUBLIC)",
+            "_params = carray(params, 1, _PARAMS)[0]",
+        ),
+        "_k(_states[a], _snapshot[a], _params)",
+    ),
+    "observe": (
+        *_AGENTS,
+        (*_AGENT_VIEWS, "_out = carray(out, (hi - lo) * width, np.float32)"),
+        _HOOK_OF_AGENT + ", _out[(a - lo) * width : (a - lo + 1) * width])",
+    ),
+    "reward": (
+        *_AGENTS,
+        (*_AGENT_VIEWS, "_out = carray(out, hi - lo, np.float64)"),
+        "_out[a - lo] = " + _HOOK_OF_AGENT + ")",
+    ),
+    "flag": (
+        *_AGENTS,
+        (*_AGENT_VIEWS, "_out = carray(out, hi - lo, np.uint8)"),
+        "_out[a - lo] = 1 if " + _HOOK_OF_AGENT + ") else 0",
+    ),
+    "info": (
+        *_AGENTS,
+        (*_AGENT_VIEWS, "_out = carray(out, (hi - lo) * width, np.int64)"),
+        _HOOK_OF_AGENT + ", _out[(a - lo) * width : (a - lo + 1) * width])",
     ),
 }
 _SNAPSHOT = "carray(snapshot, handler_api.num_entities(ctx), _PUBLIC)"
@@ -102,17 +121,42 @@ def entry_of(hook: str, discrete: bool) -> str:
 
 def signature(entry: str) -> str:
     """The numba signature of ``entry`` (a C function returning a status)."""
-    return "int32" + ENTRY[entry][0]
+    return "int32" + (ENTRY[entry] if entry in ENTRY else RANGE_ENTRY[entry])[0]
 
 
 def entry_source(name: str, entry: str) -> str:
     """The source of the entry point ``name``, calling the handler ``_k_<name>``."""
+    if entry in RANGE_ENTRY:
+        return _range_entry_source(name, entry)
     _, args, call = ENTRY[entry]
     return (
         f"\n\ndef {name}({args}):\n"
         f"    try:\n"
         f"        {call.replace('_k(', f'_k_{name}(').replace('_SNAPSHOT', _SNAPSHOT)}\n"
         f"    except Exception:  # numba: no message; the runtime raises HandlerError\n"
+        f"        return 1\n"
+        f"    return 0\n"
+    )
+
+
+def _range_entry_source(name: str, entry: str) -> str:
+    """A boundary entry point: the handler for each entity of [begin, end).
+
+    A failure names its entity in ``failed``.
+    """
+    _, args, views, call = RANGE_ENTRY[entry]
+    lines = "".join(f"    {view}\n" for view in views)
+    return (
+        f"\n\ndef {name}({args}):\n"
+        f"    lo, hi = np.int64(begin), np.int64(end)  # numba: uint64 + 1 would be a float\n"
+        f"{lines}"
+        f"    a = lo\n"
+        f"    try:\n"
+        f"        while a < hi:\n"
+        f"            {call.replace('_k(', f'_k_{name}(')}\n"
+        f"            a += 1\n"
+        f"    except Exception:  # numba: no message; the runtime raises HandlerError\n"
+        f"        carray(failed, 1, np.uint64)[0] = a\n"
         f"        return 1\n"
         f"    return 0\n"
     )
