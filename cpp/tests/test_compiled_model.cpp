@@ -62,6 +62,8 @@ constexpr std::uint64_t kFailingAgent = 13;
 
 const seer_ctx_api* api() { return seer_handler_ctx_api(); }
 
+std::int64_t mode_of(const void* params) { return *static_cast<const std::int64_t*>(params); }
+
 std::int32_t pass_on(seer_ctx* ctx, Token token) {
   const std::uint32_t self = api()->self(ctx);
   const auto target = static_cast<std::uint32_t>(
@@ -98,7 +100,7 @@ std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* param
   }
   auto* s = static_cast<State*>(state);
   auto* token = static_cast<Token*>(payload);
-  const auto mode = *static_cast<const std::int64_t*>(params);
+  const auto mode = mode_of(params);
   s->received += 1;
   s->hops += token->hops;
   token->hops += 1;
@@ -116,8 +118,6 @@ std::int32_t on_event(seer_ctx* ctx, void* state, const void*, const void* param
   pass_on(ctx, *token);  // a failed schedule is parked in ctx and rethrown by the runtime
   return SEER_OK;
 }
-
-std::int64_t mode_of(const void* params) { return *static_cast<const std::int64_t*>(params); }
 
 std::int32_t write_snapshot(const void* states, void* snapshot, std::uint64_t begin,
                             std::uint64_t end, const void*, std::uint64_t*) {
