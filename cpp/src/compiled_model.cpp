@@ -236,8 +236,10 @@ void CompiledModel::on_action(Context& ctx, const ActionView& action) {
 }
 
 void CompiledModel::on_event(Context& ctx, const Event& event) {
-  alignas(8) unsigned char payload[kPayloadBytes];
-  std::memcpy(payload, event.payload, kPayloadBytes);
+  // The handler's writable payload is the event's own bytes, not a copy: the
+  // event is the executor's, and nothing reads its payload after on_event
+  // (Model::on_event).
+  auto* payload = const_cast<unsigned char*>(event.payload);
   run(ctx, &event, "on_event", stop_, [&](seer_ctx* c) {
     return handlers_.on_event(c, entity_state(ctx.self()), public_data(), params(), event.kind,
                               payload);

@@ -77,7 +77,7 @@ typedef int32_t (*seer_init_fn)(seer_ctx* ctx, void* state, const void* snapshot
 typedef int32_t (*seer_action_fn)(seer_ctx* ctx, void* state, const void* snapshot,
                                   const void* params, int64_t discrete, const float* box,
                                   uint64_t dim);
-/* `payload` is a writable copy of the event's 64 payload bytes. */
+/* `payload`: the event's 64 payload bytes, writable (the event is dropped after the call). */
 typedef int32_t (*seer_event_fn)(seer_ctx* ctx, void* state, const void* snapshot,
                                  const void* params, uint32_t kind, void* payload);
 /* Boundary hooks take a range of entities [begin, end), one call per range

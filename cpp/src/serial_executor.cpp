@@ -35,7 +35,7 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (window.event_budget != 0 && stats.events >= window.event_budget) {
       throw_event_budget(window);
     }
-    const Event event = queue_.pop();
+    Event event = queue_.pop();  // not const: the handler may use its payload (Model::on_event)
     d.event(event, *this);
     ++stats.events;
     if (event.source != event.target) ++stats.cross_events;

@@ -31,3 +31,11 @@ def test_schedule_values_packs_the_bytes_an_array_would():
 
 def test_schedule_values_is_the_same_interpreted_and_compiled():
     assert_modes_equivalent(PayloadRing, {}, seeds=(0,), steps=5, threads=(1, 2))
+
+
+def test_a_payload_changed_in_place_and_forwarded_is_the_same_interpreted_and_compiled():
+    # Compiled, the handler's payload is the event's own bytes, not a copy.
+    _, plain = _digests({})
+    _, forwarded = _digests({"forward": 1})
+    assert forwarded != plain
+    assert_modes_equivalent(PayloadRing, {"forward": 1}, seeds=(0, 1), steps=6, threads=(1, 2))

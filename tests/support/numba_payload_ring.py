@@ -1,6 +1,8 @@
 """A NumbaModel ring that builds payloads two ways: ``schedule_values`` or a one-record array.
 
-``by_array`` picks the way; both must schedule the same bytes.
+``by_array`` picks the way; both must schedule the same bytes. With ``forward``,
+a handler also changes the payload it received, in place, and forwards it (two
+hops at most): compiled code writes the event's own bytes.
 """
 
 import numpy as np
@@ -19,16 +21,16 @@ class PayloadRing(NumbaModel):
     state_dtype = np.dtype([("hops", "<u8"), ("weight", "<f8"), ("tags", "<u8")])
     public_dtype = np.dtype([("hops", "<u8")])
     payload_dtype = PAYLOAD
-    params_dtype = np.dtype([("by_array", "<i8")])
+    params_dtype = np.dtype([("by_array", "<i8"), ("forward", "<i8")])
     event_kinds = ("HOP",)
 
-    def __init__(self, n=4, by_array=0, compiled=True):
+    def __init__(self, n=4, by_array=0, forward=0, compiled=True):
         super().__init__(compiled=compiled)
         self.num_entities = self.num_agents = n
         self.lookahead, self.dt = 0.5, 1.0
         self.observation_space = spaces.Box(0, np.inf, (2,), np.float32)
         self.action_space = spaces.Discrete(3)
-        self.params_record = self.make_params(by_array=by_array)
+        self.params_record = self.make_params(by_array=by_array, forward=forward)
 
     @staticmethod
     def on_action(ctx, state, snapshot, params, action):
@@ -52,6 +54,11 @@ class PayloadRing(NumbaModel):
         state["hops"] += payload["hops"]
         state["weight"] += payload["weight"]
         state["tags"] += np.uint64(payload["tag"]) + np.uint64(payload["pad"])
+        if params["forward"] and payload["pad"] < 2:
+            payload["pad"] += np.uint32(1)
+            payload["weight"] *= 0.5
+            target = (api.self_id(ctx) + np.uint32(1)) % api.num_entities(ctx)
+            api.schedule(ctx, target, api.now(ctx) + api.lookahead(ctx), HOP, payload)
 
     @staticmethod
     def write_snapshot(state, public, params):

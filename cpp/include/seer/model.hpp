@@ -83,7 +83,10 @@ class Model {
   virtual void on_step_begin(Context& ctx) { (void)ctx; }
   // Entity-local, each live agent, at t_k after on_step_begin.
   virtual void on_action(Context& ctx, const ActionView& action) = 0;
-  // Entity-local: handle one event addressed to ctx.self().
+  // Entity-local: handle one event addressed to ctx.self(). `event` is the
+  // executor's own copy, taken off its queue and dropped after the call:
+  // nothing reads its payload afterwards, so a model may use those bytes as
+  // scratch (CompiledModel hands them to compiled code as its writable payload).
   virtual void on_event(Context& ctx, const Event& event) = 0;
 
   // -- Boundary (t_k + dt). No handler runs.
