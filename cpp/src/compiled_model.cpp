@@ -118,6 +118,22 @@ bool stopping(const std::atomic<bool>* flag) {
   return flag != nullptr && flag->load(std::memory_order_relaxed);
 }
 
+// What a failed compiled handler says after "compiled handler ...": numba
+// keeps no exception message, so the status is all there is.
+std::string failed_with(std::int32_t status) {
+  return "failed (status " + std::to_string(status) +
+         "; numba keeps no exception message in compiled code: run the model with "
+         "compiled=False to see the Python exception)";
+}
+
+// A handler that failed because its step was stopped: "... inside `where` at t".
+[[noreturn]] void throw_interrupted(const std::string& where, double t) {
+  std::ostringstream out;
+  out.precision(17);
+  out << "interrupted: the step stopped inside " << where << " at t=" << t << "; call reset()";
+  throw Interrupted(out.str());
+}
+
 // A handler that failed: the C++ exception the dispatcher reports
 // (ContractViolation as is, a handler that failed because its step was
 // stopped as Interrupted, anything else as HandlerError). Out of line: the
@@ -129,16 +145,10 @@ bool stopping(const std::atomic<bool>* flag) {
                                                                  const std::atomic<bool>* stop) {
   if (c.error) std::rethrow_exception(c.error);
   if (stopping(stop)) {
-    std::ostringstream out;
-    out.precision(17);
-    out << "interrupted: the step stopped inside entity " << context.self() << "'s compiled "
-        << what << " at t=" << context.now() << "; call reset()";
-    throw Interrupted(out.str());
+    throw_interrupted("entity " + std::to_string(context.self()) + "'s compiled " + what,
+                      context.now());
   }
-  throw std::runtime_error(std::string("compiled handler ") + what + " failed (status " +
-                           std::to_string(status) +
-                           "; numba keeps no exception message in compiled code: run the "
-                           "model with compiled=False to see the Python exception)");
+  throw std::runtime_error(std::string("compiled handler ") + what + " " + failed_with(status));
 }
 
 // Calls a handler; handler_failed throws what its failure was.
@@ -258,19 +268,13 @@ void CompiledModel::write_snapshots(EntityId begin, EntityId end) {
 
 void CompiledModel::check_boundary(std::int32_t status, const char* what, EntityId agent) const {
   if (status == SEER_OK) return;
+  const std::string hook = std::string(what) + "(" + std::to_string(agent) + ")";
+  if (stopping(stop_)) throw_interrupted("the compiled " + hook, boundary_time_);
   std::ostringstream out;
   out.precision(17);
-  const double t = boundary_time_;
-  if (stopping(stop_)) {
-    out << "interrupted: the step stopped inside the compiled " << what << "(" << agent
-        << ") at t=" << t << "; call reset()";
-    throw Interrupted(out.str());
-  }
-  out << "handler failed: " << what << "(" << agent << ") at t=" << t
-      << ": compiled handler failed (status " << status
-      << "; numba keeps no exception message in compiled code: run the model with "
-         "compiled=False to see the Python exception)";
-  throw HandlerError(out.str(), agent, what, t);
+  out << "handler failed: " << hook << " at t=" << boundary_time_ << ": compiled handler "
+      << failed_with(status);
+  throw HandlerError(out.str(), agent, what, boundary_time_);
 }
 
 void CompiledModel::call_agents_hook(seer_agents_fn fn, const char* what, EntityId begin,
