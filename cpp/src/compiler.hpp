@@ -18,6 +18,18 @@
 #define SEER_PREFETCH(address) ((void)(address))
 #endif
 
+// For a helper that only prefetches. GCC counts a prefetch as no side
+// effect: such a helper can be found pure and the call, whose result nobody
+// uses, deleted before it is inlined (GCC 12 dropped every prefetch of
+// LocalQueue::prefetch_heap so). Inlined always, its prefetches stay.
+#if defined(__GNUC__) || defined(__clang__)
+#define SEER_PREFETCH_HELPER [[gnu::always_inline]] inline
+#elif defined(_MSC_VER)
+#define SEER_PREFETCH_HELPER __forceinline
+#else
+#define SEER_PREFETCH_HELPER inline
+#endif
+
 // `condition`, expected to be false (branch layout only).
 #if defined(__GNUC__) || defined(__clang__)
 #define SEER_UNLIKELY(condition) __builtin_expect(!!(condition), 0)

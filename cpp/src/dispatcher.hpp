@@ -99,7 +99,7 @@ class Dispatcher {
   static std::atomic<int>& stops_in_progress();
 
   // Starts loading e's runtime record and state (a hint; changes nothing).
-  void prefetch(EntityId e) const {
+  SEER_PREFETCH_HELPER void prefetch(EntityId e) const {
     SEER_PREFETCH(&entities_[e]);
     SEER_PREFETCH(model_->entity_state(e));
   }

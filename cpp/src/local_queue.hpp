@@ -134,7 +134,7 @@ class alignas(64) LocalQueue {
   // Holder only (or after a barrier).
   double published_top() const { return published_top_; }
   // Starts loading the earliest heap event and the heap's keys (a hint). Thread-safe.
-  void prefetch_heap() const {
+  SEER_PREFETCH_HELPER void prefetch_heap() const {
     if (published_event_ != nullptr) {
       SEER_PREFETCH(published_event_);
       SEER_PREFETCH(heap_.front_address());

@@ -51,8 +51,8 @@ struct ParallelInstance {
   // It reads e's queue line (for the heap's addresses), so prefetch_queue()
   // that line a few visits earlier. Thread-safe (hints only); does not
   // allocate.
-  void prefetch_queue(EntityId e) const { SEER_PREFETCH(&queues[e]); }
-  void prefetch(EntityId e) const {
+  SEER_PREFETCH_HELPER void prefetch_queue(EntityId e) const { SEER_PREFETCH(&queues[e]); }
+  SEER_PREFETCH_HELPER void prefetch(EntityId e) const {
     SEER_PREFETCH(&queues[e]);
     queues[e].prefetch_heap();
     dispatcher->prefetch(e);
