@@ -555,11 +555,11 @@ class DictBridge {
     return true;
   }
 
-  static void prefetch_object(PyObject* o) { SEER_PREFETCH(o); }
+  SEER_PREFETCH_HELPER static void prefetch_object(PyObject* o) { SEER_PREFETCH(o); }
 
   // An info dict's key table (three cache lines for six keys). Reads the
   // dict's header, fetched kAhead / 2 values ago.
-  static void prefetch_dict_table(PyObject* o) {
+  SEER_PREFETCH_HELPER static void prefetch_dict_table(PyObject* o) {
     if (!PyDict_CheckExact(o)) return;
     const char* table = reinterpret_cast<const char*>(reinterpret_cast<PyDictObject*>(o)->ma_keys);
     for (int line = 0; line < 3; ++line) SEER_PREFETCH(table + 64 * line);
