@@ -7,24 +7,23 @@
 // another on pop.) The seq is not in the key: it is read from the node only
 // when two keys tie on (time, source), which is rare.
 //
-// An entity mostly holds a few events (PCS: ~16), so the keys are kept as a
+// An entity mostly holds a few events (PCS: 16-32), so the keys are kept as a
 // sorted run, latest first, while there are at most kRunMax of them: a pop
 // takes the last key (no sift down, whose data-dependent branches
 // mispredicted: the binary heap's pop and push were ~14% of a PCS parallel
-// step), a push finds its place by binary search and moves the earlier keys
-// up one with a memmove. Above kRunMax keys the array becomes a binary heap
-// (a run reversed is one), and a sorted run again at kHeapMin keys or fewer,
-// so a crowded entity costs O(log n) a push.
+// step), a push walks in from the end, moving the earlier keys up one (a new
+// event is usually earlier than most pending ones, so it moves only a few).
+// Above kRunMax keys the array becomes a binary heap (a run reversed is
+// one), and a sorted run again at kHeapMin keys or fewer, so a crowded
+// entity costs O(log n) a push.
 // Not thread-safe; owns no node (whoever pops one hands it back to a pool).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <stdexcept>
-#include <type_traits>
 
 #include "node_pool.hpp"
 #include "compiler.hpp"
@@ -52,7 +51,7 @@ class NodeHeap {
       return;
     }
     // The run is latest first. A new event is mostly earlier than most
-    // pending ones (PCS: ~2 keys move a push), so the scan starts at the end.
+    // pending ones, so the walk starts at the earliest end.
     Key* at = keys + size_;
     while (at != keys && After{}(key, at[-1])) {
       *at = at[-1];
@@ -117,7 +116,6 @@ class NodeHeap {
     EventNode* node;
   };
   static_assert(sizeof(Key) == 24, "three words per key");
-  static_assert(std::is_trivially_copyable_v<Key>, "keys move with memmove");
   // "a comes after b" in the key order (std heaps are max-heaps).
   struct After {
     bool operator()(const Key& a, const Key& b) const {
