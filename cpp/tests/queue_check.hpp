@@ -1,6 +1,6 @@
-// Shared by the SerialEventQueue tests: the reference queue (the contract's
-// order: time, then source, then seq), events compared byte for byte, and
-// failure reports that say which stream and operation.
+// Shared by the SerialEventQueue and NodeHeap tests: the reference queue (the
+// contract's order: time, then source, then seq), events compared byte for
+// byte, and failure reports that say which stream and operation.
 #pragma once
 
 #include <cstdint>
