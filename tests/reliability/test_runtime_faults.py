@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from os_threads import settled_thread_count, threads_of_this_process
 
 
 def run_child(script, timeout=60, preexec=None):
@@ -266,12 +267,6 @@ def test_a_child_forked_mid_step_can_reset_and_use_the_env(executor):
 
 
 # -- 15. thread lifetime: no thread outlives close(); absurd counts refused --------------------
-def os_threads():
-    import os
-
-    return len(os.listdir("/proc/self/task"))
-
-
 @pytest.mark.parametrize("executor", ["parallel", "locked", "barrier"])
 def test_close_joins_the_env_threads_and_del_frees_them(executor):
     import gc
@@ -279,7 +274,7 @@ def test_close_joins_the_env_threads_and_del_frees_them(executor):
     from seer_env.envs import pcs_v0
 
     gc.collect()  # earlier tests' envs: their workers end now, not mid-test
-    baseline = os_threads()
+    baseline = threads_of_this_process()
     envs = [
         pcs_v0.parallel_env(width=4, height=4, executor=executor, num_threads=3, seed=0)
         for _ in range(20)
@@ -287,15 +282,15 @@ def test_close_joins_the_env_threads_and_del_frees_them(executor):
     for env in envs:
         env.reset(seed=0)
         env.step({a: 0 for a in env.agents})
-    assert os_threads() >= baseline + 40  # 2 workers each
+    assert threads_of_this_process() >= baseline + 40  # 2 workers each
     for env in envs:
         env.close()
-    assert os_threads() == baseline
+    assert settled_thread_count(baseline) == baseline
     envs[0].step({a: 0 for a in envs[0].agents})  # still usable: fresh workers
-    assert os_threads() == baseline + 2
+    assert threads_of_this_process() == baseline + 2
     del env, envs
     gc.collect()
-    assert os_threads() == baseline
+    assert settled_thread_count(baseline) == baseline
 
 
 def test_vector_close_joins_its_threads():
@@ -306,13 +301,13 @@ def test_vector_close_joins_its_threads():
     from seer_env import vector
 
     gc.collect()  # earlier tests' envs: their workers end now, not mid-test
-    baseline = os_threads()
+    baseline = threads_of_this_process()
     venv = vector.make("pcs_v0", num_envs=3, width=4, height=4, executor="parallel", num_threads=3)
     venv.reset(seed=0)
     venv.step(np.zeros(venv.num_envs, np.int64))
-    assert os_threads() == baseline + 2
+    assert threads_of_this_process() == baseline + 2
     venv.close()
-    assert os_threads() == baseline
+    assert settled_thread_count(baseline) == baseline
 
 
 def test_absurd_thread_counts_are_refused():

@@ -1,12 +1,12 @@
 """The async vector env: byte-identical to the sync one, failures reach step_wait, clean close."""
 
 import gc
-import os
 import threading
 import time
 
 import numpy as np
 import pytest
+from os_threads import settled_thread_count, threads_of_this_process
 
 import seer_env
 from seer_env import _core, vector
@@ -16,10 +16,6 @@ CFG = {
     "pcs_v0": dict(width=4, height=3, max_cycles=6, move_interval=200),
     "aircraft_v0": dict(num_uavs=8, substeps=2, max_cycles=40),
 }
-
-
-def threads_of_this_process() -> int:
-    return len(os.listdir("/proc/self/task"))
 
 
 @pytest.mark.parametrize("executor,threads", [("serial", 1), ("parallel", 2)])
@@ -125,19 +121,6 @@ def test_call_order_is_enforced():
     with pytest.raises(ValueError, match="num_batches must divide"):
         vector.make_async("pcs_v0", 3, num_batches=2, **CFG["pcs_v0"])
     env.close()
-
-
-def settled_thread_count(expected: int, timeout: float = 5.0) -> int:
-    """The thread count once it equals ``expected``, or whatever it is after ``timeout`` s.
-
-    A joined thread can stay listed in /proc for a moment after the join
-    returned (the kernel reaps it just after it wakes the joiner); on a busy
-    machine that moment is long enough to be counted.
-    """
-    deadline = time.monotonic() + timeout
-    while threads_of_this_process() != expected and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return threads_of_this_process()
 
 
 def test_close_joins_the_background_threads():
