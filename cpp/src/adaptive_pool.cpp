@@ -206,9 +206,9 @@ void AdaptivePool::adopt_probe(const StepTiming& step, bool stall) {
 }
 
 void AdaptivePool::note_step(const StepTiming& step) {
-  // A one-thread step after a step on more threads first moves the pending
-  // events into the serial loop's queue (ParallelExecutor::set_serial_layout,
-  // ~2 ms of a 5-7 ms PCS 64x64 step): not what one thread costs.
+  // A one-thread step after a step on more threads finds the other workers'
+  // entities (states, queues, event nodes) in their cores' caches, not its
+  // own: not what one thread costs once it has run a step.
   if (step.threads > 1 || last_threads_ == 1) note_cost(step);
   last_threads_ = step.threads;
   ++steps_since_probe_;
@@ -246,7 +246,7 @@ bool AdaptivePool::check_shed(const StepTiming& step) {
   // the first probe. These steps' cost is now recent, so the same stalls do
   // not shed again while it stays fresh (stall_pays()).
   --shed_check_in_;
-  if (shed_check_in_ < kShedCheckSamples) {  // not the step that moved the layout
+  if (shed_check_in_ < kShedCheckSamples) {  // not the first, cold step (note_step)
     shed_check_best_ = std::min(shed_check_best_, cost_of(step));
   }
   if (shed_check_in_ == 0 && shed_cost_ <= kFasterShare * shed_check_best_) {

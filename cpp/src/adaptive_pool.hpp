@@ -115,9 +115,8 @@ class AdaptivePool {
   // stalled steps that shed: two (one step of a busy machine can lose its
   // core and make the stalls look cheap: PCS 64x64 beside one busy process
   // per core, a shed undone on one such step ran 2-thread steps 1.3x the
-  // one-thread ones), after the first, which may pay for moving the pending
-  // events into the serial loop's queue (ParallelExecutor::set_serial_layout;
-  // such a step's cost is not recorded, see note_step()).
+  // one-thread ones), after the first, which runs on cold caches (its cost
+  // is not recorded, see note_step()).
   static constexpr unsigned kShedCheckSamples = 2;
 
   explicit AdaptivePool(unsigned max_threads);
@@ -177,8 +176,8 @@ class AdaptivePool {
   unsigned run_samples_ = 0;
   // The stalled steps counted in stalled_in_a_row_: their summed time per
   // event (meaningful only while stalled_in_a_row_ > 0); after a shed, their
-  // mean, the reduced-count steps left until it is compared (the step that
-  // moves the layout, then kShedCheckSamples; 0: no check pending), and the
+  // mean, the reduced-count steps left until it is compared (the first,
+  // cold step, then kShedCheckSamples; 0: no check pending), and the
   // fastest of those steps so far (+inf before the first).
   double stall_cost_sum_ = 0.0;
   double shed_cost_ = 0.0;
@@ -208,8 +207,9 @@ class AdaptivePool {
   void end_probe(const StepTiming& step, bool stall);
   void fail_probe(const StepTiming& step);
   void adopt_probe(const StepTiming& step, bool stall);
-  // A step on the reduced count: its cost (not the step that moves the
-  // layout to one thread) and its run fraction.
+  // A step on the reduced count: its cost (not the first one-thread step
+  // after more threads, which finds the entities in other cores' caches)
+  // and its run fraction.
   void note_step(const StepTiming& step);
   void note_run_fraction(const StepTiming& step);
   // The probe due at this step was skipped (the CPUs are busy).

@@ -24,7 +24,7 @@ static_assert(sizeof(EventNode) == 128, "EventNode is two cache lines");
 
 // Per-worker free list of nodes, grown in blocks, so that after warm-up a
 // step allocates nothing; the blocks are freed only when every node is idle
-// (drop_all(), when the pending events move to the serial loop's layout).
+// (drop_all(), when the env lets go of its events: ParallelExecutor::release_storage).
 // Nodes migrate between pools (allocated by the producer, freed by whoever
 // handled the event): fine, each pool is only touched by its own worker. Not
 // thread-safe.

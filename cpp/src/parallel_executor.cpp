@@ -16,13 +16,7 @@ ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
 // also keeps the destructor safe for an executor torn by fork() mid-step.
 ParallelExecutor::~ParallelExecutor() = default;
 
-void ParallelExecutor::bind(Dispatcher& dispatcher) {
-  instance_.bind(dispatcher);
-  serial_ = std::make_unique<SerialExecutor>();
-  serial_->bind(dispatcher);
-  // Nothing is pending yet: start in the layout the next step will use.
-  serial_layout_ = engine_->next_threads() == 1;
-}
+void ParallelExecutor::bind(Dispatcher& dispatcher) { instance_.bind(dispatcher); }
 
 std::string ParallelExecutor::thread_decision() const {
   if (engine_->num_threads() == 1) return "1 thread: serial loop";
@@ -30,36 +24,25 @@ std::string ParallelExecutor::thread_decision() const {
   return engine_->adaptive().reason() + " (1 thread: serial loop)";
 }
 
-void ParallelExecutor::set_serial_layout(bool serial) {
-  if (serial == serial_layout_) return;
-  // One layout in memory at a time: the events leave the old layout, whose
-  // storage is freed, before the new one is built (the peak is one layout
-  // plus the moving events, not two layouts).
-  std::vector<Event> moving;
-  moving.reserve(pending_count());  // no doubling: as large as the layout it leaves
-  if (serial) {
-    for (EntityId e = 0; e < instance_.num_entities; ++e) {
-      instance_.queues[e].for_each([&moving](const Event& ev) { moving.push_back(ev); });
-      instance_.queues[e].clear(engine_->caller_pool());
-      instance_.publish_top(e);
-    }
-    release_queue_storage();
-    platform::return_free_memory();
-    for (const Event& ev : moving) serial_->insert(ev);
-  } else {
-    serial_->collect_pending(moving);
-    release_serial_storage();
-    platform::return_free_memory();
-    NodePool& pool = engine_->caller_pool();
-    for (const Event& ev : moving) instance_.queues[ev.target].push_local(ev, pool);
-    for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.publish_top(e);
+void ParallelExecutor::insert(const Event& event) {
+  // Where the next step looks first.
+  if (engine_->next_threads() == 1) {
+    one_thread_.insert(event);
+    return;
   }
-  serial_layout_ = serial;
+  instance_.queues[event.target].push_local(event, engine_->caller_pool());
+  instance_.publish_top(event.target);
+  one_thread_.queues_changed();
 }
 
-void ParallelExecutor::release_serial_storage() {
-  serial_ = std::make_unique<SerialExecutor>();
-  serial_->bind(*instance_.dispatcher);
+void ParallelExecutor::clear() {
+  // Both keep their buffers for the events a reset brings back.
+  for (EntityId e = 0; e < instance_.num_entities; ++e) {
+    instance_.queues[e].clear(engine_->caller_pool());
+    instance_.publish_top(e);
+  }
+  one_thread_.clear();
+  one_thread_.queues_changed();
 }
 
 void ParallelExecutor::release_queue_storage() {
@@ -67,63 +50,32 @@ void ParallelExecutor::release_queue_storage() {
   engine_->release_idle_nodes();  // frees nothing while other instances hold events
 }
 
-void ParallelExecutor::insert(const Event& event) {
-  if (serial_layout_) {
-    serial_->insert(event);
-    return;
-  }
-  instance_.queues[event.target].push_local(event, engine_->caller_pool());
-  instance_.publish_top(event.target);
-}
-
-void ParallelExecutor::clear() {
-  for (EntityId e = 0; e < instance_.num_entities; ++e) {
-    instance_.queues[e].clear(engine_->caller_pool());
-    instance_.publish_top(e);
-  }
-  serial_->clear();
-  const bool serial = engine_->next_threads() == 1;
-  // The layout the next events go to keeps its buffers for reuse (a reset
-  // refills it); the other one's are freed.
-  if (serial != serial_layout_) {
-    if (serial) {
-      release_queue_storage();
-    } else {
-      release_serial_storage();
-    }
-    platform::return_free_memory();
-  }
-  serial_layout_ = serial;
-}
-
 void ParallelExecutor::release_storage() {
   release_queue_storage();
-  release_serial_storage();
+  one_thread_.release_storage();
   platform::return_free_memory();
 }
 
 void ParallelExecutor::initialize() {
-  if (serial_layout_) {
-    serial_->initialize();
+  if (engine_->next_threads() == 1) {
+    // On the caller alone, as the step will run: no worker wakes for it.
+    one_thread_.initialize(instance_);
     return;
   }
   engine_->initialize(instance_);
   for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.publish_top(e);
+  one_thread_.queues_changed();
 }
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
-  if (serial_layout_) {
-    serial_->collect_pending(out);
-    return;
-  }
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
     instance_.queues[e].for_each([&out](const Event& ev) { out.push_back(ev); });
   }
+  one_thread_.for_each([&out](const Event& ev) { out.push_back(ev); });
 }
 
 std::size_t ParallelExecutor::pending_count() const {
-  if (serial_layout_) return serial_->pending_count();
-  std::size_t n = 0;
+  std::size_t n = one_thread_.size();
   for (EntityId e = 0; e < instance_.num_entities; ++e) n += instance_.queues[e].size();
   return n;
 }
@@ -132,16 +84,30 @@ void ParallelExecutor::parallel_for(std::size_t n, const std::function<void(std:
   engine_->parallel_for(n, fn);
 }
 
-void ParallelExecutor::use_queues() {
-  set_serial_layout(false);
-  ran_serial_loop_ = false;
+void ParallelExecutor::run_serial_step(const StepWindow& window, StepStats& stats) {
+  ran_serial_loop_ = true;
+  calendar_released_ = false;
+  stats.threads = 1;
+  one_thread_.run_step(instance_, engine_->caller_pool(), window, stats);
+  if (one_thread_.queues_empty() && !queues_released_) {
+    // The last event left the queues: one layout in memory again.
+    release_queue_storage();
+    platform::return_free_memory();
+    queues_released_ = true;
+  }
 }
 
-void ParallelExecutor::run_serial_step(const StepWindow& window, StepStats& stats) {
-  set_serial_layout(true);
-  ran_serial_loop_ = true;
-  stats.threads = 1;
-  serial_->run_step(window, stats);
+void ParallelExecutor::before_rounds(const StepWindow& window) {
+  ran_serial_loop_ = false;
+  queues_released_ = false;
+  one_thread_.hand_to_queues(instance_, engine_->caller_pool(), window.t_end);
+  one_thread_.queues_changed();  // the rounds will change them
+  if (one_thread_.size() == 0 && !calendar_released_) {
+    // The last event left the calendar: one layout in memory again.
+    one_thread_.release_storage();
+    platform::return_free_memory();
+    calendar_released_ = true;
+  }
 }
 
 void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
@@ -161,7 +127,7 @@ void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (failure) std::rethrow_exception(failure);
     return;
   }
-  use_queues();
+  before_rounds(window);
   ParallelInstance* self = &instance_;
   std::exception_ptr failure;
   engine_->run_steps(&self, &window, &stats, &failure, 1);
@@ -202,7 +168,7 @@ void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow
   batch_.clear();
   for (std::size_t k = 0; k < count; ++k) {
     ParallelExecutor& member = *members_.at(members[k]);
-    member.use_queues();
+    member.before_rounds(windows[k]);
     batch_.push_back(&member.instance());
   }
   engine_->run_steps(batch_.data(), windows, stats, failures, count);

@@ -32,11 +32,12 @@
 //
 // A pool of one runs the serial loop: when a step would run on one thread
 // (num_threads == 1, or the adaptive pool shed the others), there is nothing
-// to gain from rounds, so the env steps with the serial executor's own loop
-// and global heap (`serial_`), at its speed and, by construction, with its
-// bytes. The pending events move between the two layouts (per-entity queues
-// for rounds, the serial heap for the loop) only when the thread count
-// crosses 1, which the adaptive pool makes rare.
+// to gain from rounds, so the env steps with the serial executor's loop on
+// the caller (OneThreadLoop), over a calendar queue of its own. A pending
+// event sits either there or in its entity's queue, and each step moves
+// only the events it handles into the structure it steps, so shedding
+// threads and probing for more cost about one step's events, not a pass
+// over every pending one (one_thread_loop.hpp).
 #pragma once
 
 #include <memory>
@@ -46,7 +47,7 @@
 #include "executor.hpp"
 #include "parallel_engine.hpp"
 #include "parallel_instance.hpp"
-#include "serial_executor.hpp"
+#include "one_thread_loop.hpp"
 
 namespace seer {
 
@@ -77,36 +78,33 @@ class ParallelExecutor final : public Executor {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;
 
   // This env's queues and step state, for the engine that runs it. Its
-  // queues hold the pending events only while uses_serial_loop() is false
-  // (use_queues() makes it so).
+  // queues hold the events of a step in rounds once before_rounds() ran.
   ParallelInstance& instance() { return instance_; }
-  // Whether the pending events sit in the serial loop's heap (the last step
-  // ran on one thread) rather than in the per-entity queues.
-  bool uses_serial_loop() const { return serial_layout_; }
-  // Moves the pending events into the per-entity queues (for a step in
-  // rounds). Not during a step; allocates only if heaps or node pools grow.
-  void use_queues();
-  // One step with the serial executor's loop on the calling thread, moving
-  // the pending events into its heap first if needed. Sets stats.threads to
-  // 1; throws what the serial executor throws. Does not tell the engine (the
-  // caller records the step: run_step(), ParallelBatchRunner).
+  // Whether the last step ran the serial loop (one thread) rather than rounds.
+  bool ran_serial_loop() const { return ran_serial_loop_; }
+  // Before the engine runs `window` in rounds (run_step(), ParallelBatchRunner):
+  // moves the one-thread loop's events below its end into the queues. Not
+  // during a step; allocates only if heaps or node pools grow.
+  void before_rounds(const StepWindow& window);
+  // One step with the serial loop on the calling thread (OneThreadLoop).
+  // Sets stats.threads to 1; throws what the serial executor throws. Does
+  // not tell the engine (the caller records the step: run_step(),
+  // ParallelBatchRunner).
   void run_serial_step(const StepWindow& window, StepStats& stats);
 
  private:
-  void set_serial_layout(bool serial);
-  // Frees the serial loop's heap and buffers (a fresh, empty serial_).
-  void release_serial_storage();
   // Frees the (empty) queues' key arrays and, if no instance on the engine
   // holds an event, the engine's node blocks.
   void release_queue_storage();
 
   std::shared_ptr<ParallelEngine> engine_;
   ParallelInstance instance_;
-  // The loop (and heap) of one-thread steps; replaced by an empty one when
-  // the events move to the queues, which frees its buffers.
-  std::unique_ptr<SerialExecutor> serial_;
-  bool serial_layout_ = false;  // pending events in serial_ (else in instance_.queues)
-  bool ran_serial_loop_ = false;  // the last step ran serial_'s loop
+  OneThreadLoop one_thread_;  // the one-thread steps' loop and calendar
+  bool ran_serial_loop_ = false;  // the last step ran one_thread_'s loop
+  // Whether the queues' (calendar's) storage was freed when they last
+  // became empty; reset by a step that can fill them again.
+  bool queues_released_ = false;
+  bool calendar_released_ = false;
 };
 
 // The vector env's runner for "parallel": every instance on one shared

@@ -386,7 +386,7 @@ void test_engine() {
   expect(shed, "a stalled worker did not make the env shed threads");
   auto& executor = dynamic_cast<seer::ParallelExecutor&>(parallel->executor());
   // One thread runs the serial executor's loop: one pass, no rounds.
-  expect(executor.uses_serial_loop(), "a step on one thread runs the serial loop");
+  expect(executor.ran_serial_loop(), "a step on one thread runs the serial loop");
   expect(parallel->last_step().rounds == 1, "the serial loop is one pass");
   expect(executor.thread_decision().find("serial loop") != std::string::npos,
          "decision names the serial loop: " + executor.thread_decision());
@@ -413,7 +413,7 @@ void test_engine() {
   expect(probed, "no probe on two threads after the stall ended");
   if (back) {
     one_step();  // restored: this step runs in rounds on the per-entity queues
-    expect(!executor.uses_serial_loop() && parallel->last_step().threads == 2,
+    expect(!executor.ran_serial_loop() && parallel->last_step().threads == 2,
            "restored steps run in rounds, not the serial loop");
     expect(executor.thread_decision().find("serial loop") == std::string::npos,
            "a restored pool no longer reports the serial loop: " + executor.thread_decision());
@@ -510,7 +510,7 @@ void test_vector() {
   expect(serial_loop, "a stalled vector env did not shed to one thread");
   for (std::size_t i = 0; i < kEnvs; ++i) {
     auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
-    expect(executor.uses_serial_loop() && vec.at(i).last_step().rounds == 1,
+    expect(executor.ran_serial_loop() && vec.at(i).last_step().rounds == 1,
            "every instance runs its serial loop on one thread");
   }
   engine.set_stall_for_testing(0, std::chrono::microseconds(0));

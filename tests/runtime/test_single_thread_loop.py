@@ -2,8 +2,9 @@
 
 With one thread there is nothing to gain from rounds, so the parallel executor
 with ``num_threads=1`` (and the adaptive pool once it sheds to one thread, see
-cpp/tests/test_adaptive_pool.cpp) steps with the serial executor's own loop
-and says so in ``env.runtime``. The round machinery keeps its own equivalence
+cpp/tests/test_adaptive_pool.cpp) steps with the serial executor's loop over
+its per-entity queues (OneThreadLoop, cpp/tests/test_one_thread_loop.cpp) and
+says so in ``env.runtime``. The round machinery keeps its own equivalence
 tests at two threads and more (test_parallel_equivalence.py, envs/test_pcs_v0.py,
 reliability/test_stateful_fuzz.py).
 """
@@ -65,10 +66,10 @@ def test_one_thread_reports_the_serial_loop():
 
 
 @pytest.mark.parametrize("first,then", [(1, 2), (2, 1), (1, 3)])
-def test_pending_events_move_between_the_serial_heap_and_the_queues(first, then):
-    # A save taken on one thread count loads into another: the pending events
-    # go into the serial loop's heap or the per-entity queues, whichever the
-    # next step uses, and the trajectory continues as serial's.
+def test_pending_events_carry_over_between_thread_counts(first, then):
+    # A save taken on one thread count loads into another (the pending events
+    # go into the per-entity queues, which both loops step), and the
+    # trajectory continues as serial's.
     expected = saves_per_step("serial", 1, 5, steps=8)
     a = seer_env.Simulation("phold", PHOLD, executor="parallel", num_threads=first)
     a.reset(5)
@@ -80,7 +81,7 @@ def test_pending_events_move_between_the_serial_heap_and_the_queues(first, then)
         b.run_until(float(k))
         got.append(b.save())
     assert got == expected[5:]
-    # And switching executors mid-run (collect_pending from either layout).
+    # And switching executors mid-run (collect_pending after a one-thread step).
     b.set_executor("parallel", first)
     b.run_until(9.0)
     a.run_until(9.0)

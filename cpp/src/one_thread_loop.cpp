@@ -1,0 +1,99 @@
+#include "one_thread_loop.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace seer {
+namespace {
+// The pass over every queue starts loading the queue line of the entity
+// this many places ahead, and its heap half as far ahead (as the engine's
+// begin read does).
+constexpr EntityId kPrefetchQueueAhead = 6;
+constexpr EntityId kPrefetchAhead = 2;
+// queue_tops_ is a min-heap on time.
+constexpr auto kLaterTop = std::greater<std::pair<double, EntityId>>();
+}  // namespace
+
+void OneThreadLoop::take_from(LocalQueue& q, NodePool& pool, double t_end) {
+  while (q.top_time() < t_end) {
+    calendar_->push(q.top());  // may throw bad_alloc, before anything moved
+    pool.release(q.pop());
+  }
+  q.publish_top();  // a step in rounds reads only the published top
+}
+
+void OneThreadLoop::take_due(ParallelInstance& inst, NodePool& pool, double t_end) {
+  if (!queue_tops_valid_) {
+    queue_tops_.clear();
+    for (EntityId e = 0; e < inst.num_entities; ++e) {
+      if (e + kPrefetchQueueAhead < inst.num_entities) inst.prefetch_queue(e + kPrefetchQueueAhead);
+      if (e + kPrefetchAhead < inst.num_entities) inst.queues[e + kPrefetchAhead].prefetch_heap();
+      LocalQueue& q = inst.queues[e];
+      q.drain();  // a step in rounds may have left nodes in the inbox
+      take_from(q, pool, t_end);
+      if (!q.empty_local()) queue_tops_.emplace_back(q.top_time(), e);
+    }
+    std::make_heap(queue_tops_.begin(), queue_tops_.end(), kLaterTop);
+    queue_tops_valid_ = true;
+    return;
+  }
+  while (!queue_tops_.empty() && queue_tops_.front().first < t_end) {
+    std::pop_heap(queue_tops_.begin(), queue_tops_.end(), kLaterTop);
+    const EntityId e = queue_tops_.back().second;
+    queue_tops_.pop_back();
+    LocalQueue& q = inst.queues[e];
+    take_from(q, pool, t_end);
+    if (!q.empty_local()) {
+      queue_tops_.emplace_back(q.top_time(), e);
+      std::push_heap(queue_tops_.begin(), queue_tops_.end(), kLaterTop);
+    }
+  }
+}
+
+void OneThreadLoop::run_step(ParallelInstance& inst, NodePool& pool, const StepWindow& window,
+                             StepStats& stats) {
+  try {
+    take_due(inst, pool, window.t_end);
+  } catch (...) {
+    queue_tops_valid_ = false;  // an entity may have left the heap with events left
+    throw;
+  }
+  Dispatcher& d = *inst.dispatcher;
+  // From here on, the serial executor's step (SerialExecutor::run_step).
+  // Actions first, at t_k, in agent order (rule 5).
+  if (d.has_step_begin()) {
+    for (EntityId e = 0; e < d.num_entities(); ++e) d.step_begin(e, window.t_begin, *this);
+  }
+  for (std::uint32_t a = 0; a < window.num_agents; ++a) {
+    if (window.alive == nullptr || window.alive[a]) {
+      d.action(a, window.t_begin, window.actions[a], *this);
+    }
+  }
+  // Then every event of the window, one at a time, in key order.
+  while (calendar_->top_time() < window.t_end) {
+    if (window.event_budget != 0 && stats.events >= window.event_budget) {
+      throw_event_budget(window);
+    }
+    Event event = calendar_->pop();  // not const: the handler may use its payload
+    d.event(event, *this);
+    ++stats.events;
+    if (event.source != event.target) ++stats.cross_events;
+  }
+  stats.rounds = 1;
+}
+
+void OneThreadLoop::hand_to_queues(ParallelInstance& inst, NodePool& pool, double t_end) {
+  while (calendar_->top_time() < t_end) {
+    const Event& event = calendar_->top();
+    LocalQueue& q = inst.queues[event.target];
+    q.push_local(event, pool);  // may throw bad_alloc, before anything moved
+    q.publish_top();
+    calendar_->pop();
+  }
+}
+
+void OneThreadLoop::initialize(ParallelInstance& inst) {
+  for (EntityId e = 0; e < inst.num_entities; ++e) inst.dispatcher->init(e, *this);
+}
+
+}  // namespace seer

@@ -1,0 +1,86 @@
+// The parallel executor's steps on one thread, and the pending events they
+// hold: the serial executor's loop over a calendar queue of its own
+// (SerialEventQueue), beside the per-entity queues that steps in rounds use.
+//
+// A pending event sits in exactly one of the two: the calendar or its
+// target's queue. Nothing moves in bulk when the thread count changes (the
+// adaptive pool shedding threads, or probing for more); each step moves
+// only the events it is about to handle:
+//   * a one-thread step (run_step) first moves the queues' events below
+//     t_end into the calendar, then runs on_step_begin, on_action and every
+//     event below t_end in key order, as the serial executor does; what the
+//     handlers schedule goes into the calendar;
+//   * before a step in rounds (hand_to_queues) the calendar's events below
+//     t_end move into their targets' queues; what the rounds schedule goes
+//     into the queues.
+// So a step handles exactly the events the serial executor handles, in its
+// order, and the bytes are the serial executor's. Events at or after t_end
+// stay where they are until a step needs them. A shed or probe costs about
+// what the step's own events cost, not a pass over every pending event.
+//
+// Finding the queues' due events without reading every queue each step:
+// `queue_tops_` holds the entities whose queue holds events, by earliest
+// event (a min-heap). It is built by one pass over the queues (the first
+// one-thread step after the queues changed: a step in rounds, an insert)
+// and stays exact while only one-thread steps run, because those only take
+// events out of the queues.
+// Not thread-safe: the caller's thread, between parallel regions.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "executor.hpp"
+#include "node_pool.hpp"
+#include "parallel_instance.hpp"
+#include "serial_event_queue.hpp"
+
+namespace seer {
+
+class OneThreadLoop final : private EventSink {
+ public:
+  // One step of `inst` on the calling thread (no parallel region running);
+  // the nodes of the events it takes from the queues go back to `pool`.
+  // Throws what the serial executor throws; what is not handled stays
+  // pending (in the calendar or the queues).
+  void run_step(ParallelInstance& inst, NodePool& pool, const StepWindow& window,
+                StepStats& stats);
+  // on_init of every entity of `inst`, in id order; its events into the calendar.
+  void initialize(ParallelInstance& inst);
+  // Adds a pending event to the calendar.
+  void insert(const Event& event) { calendar_->push(event); }
+  // Before a step in rounds: the calendar's events below `t_end` move into
+  // their targets' queues (nodes from `pool`), whose published tops follow.
+  void hand_to_queues(ParallelInstance& inst, NodePool& pool, double t_end);
+  // Something other than this loop changed the queues (a step in rounds, an
+  // insert): the next one-thread step reads every queue once.
+  void queues_changed() { queue_tops_valid_ = false; }
+  // Whether the queues are known to hold no event (after a one-thread step).
+  bool queues_empty() const { return queue_tops_valid_ && queue_tops_.empty(); }
+
+  std::size_t size() const { return calendar_->size(); }
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    calendar_->for_each(fn);
+  }
+  // Drops the calendar's events (keeps its buffers and what it knows of the queues' tops).
+  void clear() { calendar_->clear(); }
+  // Frees the calendar's buffers; empty calendar only.
+  void release_storage() { calendar_ = std::make_unique<SerialEventQueue>(); }
+
+ private:
+  void emit(const Event& event) override { calendar_->push(event); }
+  // The queues' events below `t_end` into the calendar.
+  void take_due(ParallelInstance& inst, NodePool& pool, double t_end);
+  // Moves entity e's events below `t_end` into the calendar; publishes its top.
+  void take_from(LocalQueue& q, NodePool& pool, double t_end);
+
+  std::unique_ptr<SerialEventQueue> calendar_ = std::make_unique<SerialEventQueue>();
+  // (earliest event time, entity) of every entity whose queue holds events,
+  // a min-heap on time; exact while queue_tops_valid_.
+  std::vector<std::pair<double, EntityId>> queue_tops_;
+  bool queue_tops_valid_ = false;
+};
+
+}  // namespace seer
