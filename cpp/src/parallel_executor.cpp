@@ -28,11 +28,13 @@ void ParallelExecutor::insert(const Event& event) {
   // Where the next step looks first.
   if (engine_->next_threads() == 1) {
     one_thread_.insert(event);
+    calendar_released_ = false;
     return;
   }
   instance_.queues[event.target].push_local(event, engine_->caller_pool());
   instance_.publish_top(event.target);
   one_thread_.queues_changed();
+  queues_released_ = false;
 }
 
 void ParallelExecutor::clear() {
@@ -60,11 +62,13 @@ void ParallelExecutor::initialize() {
   if (engine_->next_threads() == 1) {
     // On the caller alone, as the step will run: no worker wakes for it.
     one_thread_.initialize(instance_);
+    calendar_released_ = false;
     return;
   }
   engine_->initialize(instance_);
   for (EntityId e = 0; e < instance_.num_entities; ++e) instance_.publish_top(e);
   one_thread_.queues_changed();
+  queues_released_ = false;
 }
 
 void ParallelExecutor::collect_pending(std::vector<Event>& out) const {

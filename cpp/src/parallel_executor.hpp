@@ -102,7 +102,8 @@ class ParallelExecutor final : public Executor {
   OneThreadLoop one_thread_;  // the one-thread steps' loop and calendar
   bool ran_serial_loop_ = false;  // the last step ran one_thread_'s loop
   // Whether the queues' (calendar's) storage was freed when they last
-  // became empty; reset by a step that can fill them again.
+  // became empty; reset by whatever can fill them again (a step of their
+  // kind, an insert, initialize()).
   bool queues_released_ = false;
   bool calendar_released_ = false;
 };
