@@ -14,9 +14,19 @@ constexpr EntityId kPrefetchAhead = 2;
 constexpr auto kLaterTop = std::greater<std::pair<double, EntityId>>();
 }  // namespace
 
+void OneThreadLoop::bind(Dispatcher& dispatcher) {
+  dispatcher_ = &dispatcher;
+  release_storage();
+}
+
+void OneThreadLoop::release_storage() {
+  serial_ = std::make_unique<SerialExecutor>();
+  serial_->bind(*dispatcher_);
+}
+
 void OneThreadLoop::take_from(LocalQueue& q, NodePool& pool, double t_end) {
   while (q.top_time() < t_end) {
-    calendar_->push(q.top());  // may throw bad_alloc, before anything moved
+    serial_->insert(q.top());  // may throw bad_alloc, before anything moved
     pool.release(q.pop());
   }
   q.publish_top();  // a step in rounds reads only the published top
@@ -58,42 +68,15 @@ void OneThreadLoop::run_step(ParallelInstance& inst, NodePool& pool, const StepW
     queue_tops_valid_ = false;  // an entity may have left the heap with events left
     throw;
   }
-  Dispatcher& d = *inst.dispatcher;
-  // From here on, the serial executor's step (SerialExecutor::run_step).
-  // Actions first, at t_k, in agent order (rule 5).
-  if (d.has_step_begin()) {
-    for (EntityId e = 0; e < d.num_entities(); ++e) d.step_begin(e, window.t_begin, *this);
-  }
-  for (std::uint32_t a = 0; a < window.num_agents; ++a) {
-    if (window.alive == nullptr || window.alive[a]) {
-      d.action(a, window.t_begin, window.actions[a], *this);
-    }
-  }
-  // Then every event of the window, one at a time, in key order.
-  while (calendar_->top_time() < window.t_end) {
-    if (window.event_budget != 0 && stats.events >= window.event_budget) {
-      throw_event_budget(window);
-    }
-    Event event = calendar_->pop();  // not const: the handler may use its payload
-    d.event(event, *this);
-    ++stats.events;
-    if (event.source != event.target) ++stats.cross_events;
-  }
-  stats.rounds = 1;
+  serial_->run_step(window, stats);
 }
 
 void OneThreadLoop::hand_to_queues(ParallelInstance& inst, NodePool& pool, double t_end) {
-  while (calendar_->top_time() < t_end) {
-    const Event& event = calendar_->top();
+  serial_->take_before(t_end, [&](const Event& event) {
     LocalQueue& q = inst.queues[event.target];
-    q.push_local(event, pool);  // may throw bad_alloc, before anything moved
+    q.push_local(event, pool);  // may throw bad_alloc: the event stays in the calendar
     q.publish_top();
-    calendar_->pop();
-  }
-}
-
-void OneThreadLoop::initialize(ParallelInstance& inst) {
-  for (EntityId e = 0; e < inst.num_entities; ++e) inst.dispatcher->init(e, *this);
+  });
 }
 
 }  // namespace seer

@@ -1,15 +1,15 @@
 // The parallel executor's steps on one thread, and the pending events they
-// hold: the serial executor's loop over a calendar queue of its own
-// (SerialEventQueue), beside the per-entity queues that steps in rounds use.
+// hold: a SerialExecutor of its own (its loop and its calendar queue, the
+// oracle's code itself), beside the per-entity queues that steps in rounds use.
 //
 // A pending event sits in exactly one of the two: the calendar or its
 // target's queue. Nothing moves in bulk when the thread count changes (the
 // adaptive pool shedding threads, or probing for more); each step moves
 // only the events it is about to handle:
 //   * a one-thread step (run_step) first moves the queues' events below
-//     t_end into the calendar, then runs on_step_begin, on_action and every
-//     event below t_end in key order, as the serial executor does; what the
-//     handlers schedule goes into the calendar;
+//     t_end into the calendar, then runs the serial executor's step there
+//     (on_step_begin, on_action, every event below t_end in key order); what
+//     the handlers schedule goes into the calendar;
 //   * before a step in rounds (hand_to_queues) the calendar's events below
 //     t_end move into their targets' queues; what the rounds schedule goes
 //     into the queues.
@@ -34,22 +34,24 @@
 #include "executor.hpp"
 #include "node_pool.hpp"
 #include "parallel_instance.hpp"
-#include "serial_event_queue.hpp"
+#include "serial_executor.hpp"
 
 namespace seer {
 
-class OneThreadLoop final : private EventSink {
+class OneThreadLoop final {
  public:
+  // The model the calendar's events are handled by (ParallelExecutor::bind).
+  void bind(Dispatcher& dispatcher);
   // One step of `inst` on the calling thread (no parallel region running);
   // the nodes of the events it takes from the queues go back to `pool`.
   // Throws what the serial executor throws; what is not handled stays
   // pending (in the calendar or the queues).
   void run_step(ParallelInstance& inst, NodePool& pool, const StepWindow& window,
                 StepStats& stats);
-  // on_init of every entity of `inst`, in id order; its events into the calendar.
-  void initialize(ParallelInstance& inst);
+  // on_init of every entity, in id order; its events into the calendar.
+  void initialize() { serial_->initialize(); }
   // Adds a pending event to the calendar.
-  void insert(const Event& event) { calendar_->push(event); }
+  void insert(const Event& event) { serial_->insert(event); }
   // Before a step in rounds: the calendar's events below `t_end` move into
   // their targets' queues (nodes from `pool`), whose published tops follow.
   void hand_to_queues(ParallelInstance& inst, NodePool& pool, double t_end);
@@ -59,24 +61,22 @@ class OneThreadLoop final : private EventSink {
   // Whether the queues are known to hold no event (after a one-thread step).
   bool queues_empty() const { return queue_tops_valid_ && queue_tops_.empty(); }
 
-  std::size_t size() const { return calendar_->size(); }
-  template <class Fn>
-  void for_each(Fn&& fn) const {
-    calendar_->for_each(fn);
-  }
+  // The calendar's events.
+  std::size_t size() const { return serial_->pending_count(); }
+  void collect_pending(std::vector<Event>& out) const { serial_->collect_pending(out); }
   // Drops the calendar's events (keeps its buffers and what it knows of the queues' tops).
-  void clear() { calendar_->clear(); }
+  void clear() { serial_->clear(); }
   // Frees the calendar's buffers; empty calendar only.
-  void release_storage() { calendar_ = std::make_unique<SerialEventQueue>(); }
+  void release_storage();
 
  private:
-  void emit(const Event& event) override { calendar_->push(event); }
   // The queues' events below `t_end` into the calendar.
   void take_due(ParallelInstance& inst, NodePool& pool, double t_end);
   // Moves entity e's events below `t_end` into the calendar; publishes its top.
   void take_from(LocalQueue& q, NodePool& pool, double t_end);
 
-  std::unique_ptr<SerialEventQueue> calendar_ = std::make_unique<SerialEventQueue>();
+  Dispatcher* dispatcher_ = nullptr;
+  std::unique_ptr<SerialExecutor> serial_;  // the calendar and its loop
   // (earliest event time, entity) of every entity whose queue holds events,
   // a min-heap on time; exact while queue_tops_valid_.
   std::vector<std::pair<double, EntityId>> queue_tops_;

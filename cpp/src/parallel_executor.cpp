@@ -16,7 +16,10 @@ ParallelExecutor::ParallelExecutor(std::shared_ptr<ParallelEngine> engine)
 // also keeps the destructor safe for an executor torn by fork() mid-step.
 ParallelExecutor::~ParallelExecutor() = default;
 
-void ParallelExecutor::bind(Dispatcher& dispatcher) { instance_.bind(dispatcher); }
+void ParallelExecutor::bind(Dispatcher& dispatcher) {
+  instance_.bind(dispatcher);
+  one_thread_.bind(dispatcher);
+}
 
 std::string ParallelExecutor::thread_decision() const {
   if (engine_->num_threads() == 1) return "1 thread: serial loop";
@@ -61,7 +64,7 @@ void ParallelExecutor::release_storage() {
 void ParallelExecutor::initialize() {
   if (engine_->next_threads() == 1) {
     // On the caller alone, as the step will run: no worker wakes for it.
-    one_thread_.initialize(instance_);
+    one_thread_.initialize();
     calendar_released_ = false;
     return;
   }
@@ -75,7 +78,7 @@ void ParallelExecutor::collect_pending(std::vector<Event>& out) const {
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
     instance_.queues[e].for_each([&out](const Event& ev) { out.push_back(ev); });
   }
-  one_thread_.for_each([&out](const Event& ev) { out.push_back(ev); });
+  one_thread_.collect_pending(out);
 }
 
 std::size_t ParallelExecutor::pending_count() const {

@@ -33,7 +33,7 @@
 // A pool of one runs the serial loop: when a step would run on one thread
 // (num_threads == 1, or the adaptive pool shed the others), there is nothing
 // to gain from rounds, so the env steps with the serial executor's loop on
-// the caller (OneThreadLoop), over a calendar queue of its own. A pending
+// the caller (OneThreadLoop, which holds a SerialExecutor of its own). A pending
 // event sits either there or in its entity's queue, and each step moves
 // only the events it handles into the structure it steps, so shedding
 // threads and probing for more cost about one step's events, not a pass

@@ -24,6 +24,16 @@ class SerialExecutor final : public Executor, private EventSink {
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override {
     for (std::size_t i = 0; i < n; ++i) fn(i);
   }
+  // Removes the pending events below `t`, in key order, each after fn(event)
+  // returned (if fn throws, that event stays pending). The parallel
+  // executor's one-thread loop hands them to its per-entity queues this way.
+  template <class Fn>
+  void take_before(double t, Fn&& fn) {
+    while (queue_.top_time() < t) {
+      fn(queue_.top());
+      queue_.pop();
+    }
+  }
 
  private:
   void emit(const Event& event) override { queue_.push(event); }
