@@ -7,7 +7,7 @@
   4096 UAVs and PHOLD 65536 entities, and compute / communication intensity.
 
 ``default`` and ``full`` end with the contention groups: PCS 64x64 (and, in
-``full``, PCS 256x256), Aircraft 1024 and PHOLD 16384 again (serial,
+``full``, PCS 128x128 and 256x256), Aircraft 1024 and PHOLD 16384 again (serial,
 parallel-2, auto) beside one busy process per usable CPU (``contention.py``);
 ``smoke`` has one tiny such group. Every runtime case's rows in results.json
 carry its mean work counters per step (``work_per_step``: events, rounds, ready
@@ -56,7 +56,11 @@ def contention_groups(quick: bool) -> list[Group]:
     so each twin finds its quiet group.
     """
     label = "PHOLD large: 16384, ~0.15 us/event" if quick else None
-    large = [] if quick else [pcs.group(256, move_interval=450.0, rounds=7, load=True)]
+    large = (
+        []
+        if quick
+        else [pcs.group(size, move_interval=450.0, rounds=7, load=True) for size in (128, 256)]
+    )
     return [
         pcs.group(64, move_interval=450.0, rounds=7, load=True),
         *large,
