@@ -139,6 +139,10 @@ class AdaptivePool {
   unsigned threads() const { return current_; }
   // Why the pool runs on threads(): a sentence for env.runtime.
   const std::string& reason() const { return reason_; }
+  // Whether the pool runs reduced and a probe has failed since it shed: the
+  // load behind the shed outlasted a probe interval. Until then a shed is
+  // tentative (one bad stretch on a quiet machine, undone by the first probe).
+  bool reduction_confirmed() const { return current_ < max_ && probe_failed_; }
   std::uint64_t reductions() const { return reductions_; }
   std::uint64_t restores() const { return restores_; }
   // Probes skipped because the one-thread steps were preempted.

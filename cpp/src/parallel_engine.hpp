@@ -34,10 +34,21 @@ class ParallelEngine {
   const StepTiming& last_timing() const { return last_timing_; }
   const AdaptivePool& adaptive() const { return adaptive_; }
   // Threads the next run_steps() would use: the adaptive pool's choice
-  // (always 1 for a pool of one). With 1, executors run the serial event loop
-  // instead (ParallelExecutor::run_step) and report it with
-  // record_serial_step(). Not thread-safe.
+  // (always 1 for a pool of one). When next_step_runs_serial_loop(),
+  // executors run the serial event loop instead (ParallelExecutor::run_step)
+  // and report it with record_serial_step(). Not thread-safe.
   unsigned next_threads() const { return adaptive_.next_threads(); }
+  // Whether the next step runs the serial event loop (ParallelExecutor): it
+  // runs on one thread, and the pool has one thread or its shed is confirmed
+  // (AdaptivePool::reduction_confirmed). A tentative shed steps in rounds on
+  // the caller alone instead: the loop's first steps would move the pending
+  // events out of the queues, and the steps in rounds after the next probe
+  // would move them back, which cost a PCS 64x64 env ~25 steps' worth per
+  // shed that the next probe undid; rounds on one thread cost ~1.3x a serial
+  // loop step. Not thread-safe.
+  bool next_step_runs_serial_loop() const {
+    return adaptive_.next_threads() == 1 && (pool_.size() == 1 || adaptive_.reduction_confirmed());
+  }
   // Feeds the adaptive pool a step (or batch step) that ran the serial loop
   // on the calling thread, timed by a StepClock (wall, maybe CPU time) and
   // with its events set; so probes still come due. Not thread-safe; does not

@@ -23,13 +23,16 @@ void ParallelExecutor::bind(Dispatcher& dispatcher) {
 
 std::string ParallelExecutor::thread_decision() const {
   if (engine_->num_threads() == 1) return "1 thread: serial loop";
-  if (!ran_serial_loop_) return engine_->adaptive().reason();
-  return engine_->adaptive().reason() + " (1 thread: serial loop)";
+  if (ran_serial_loop_) return engine_->adaptive().reason() + " (1 thread: serial loop)";
+  if (engine_->last_threads() == 1) {
+    return engine_->adaptive().reason() + " (1 thread: rounds until a probe fails)";
+  }
+  return engine_->adaptive().reason();
 }
 
 void ParallelExecutor::insert(const Event& event) {
   // Where the next step looks first.
-  if (engine_->next_threads() == 1) {
+  if (engine_->next_step_runs_serial_loop()) {
     one_thread_.insert(event);
     calendar_released_ = false;
     return;
@@ -62,7 +65,7 @@ void ParallelExecutor::release_storage() {
 }
 
 void ParallelExecutor::initialize() {
-  if (engine_->next_threads() == 1) {
+  if (engine_->next_step_runs_serial_loop()) {
     // On the caller alone, as the step will run: no worker wakes for it.
     one_thread_.initialize();
     calendar_released_ = false;
@@ -118,8 +121,9 @@ void ParallelExecutor::before_rounds(const StepWindow& window) {
 }
 
 void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
-  if (engine_->next_threads() == 1) {
-    // One thread: nothing to gain from rounds; the serial loop is faster.
+  if (engine_->next_step_runs_serial_loop()) {
+    // One thread for a while (a pool of one, a confirmed shed): nothing to
+    // gain from rounds; the serial loop is faster.
     const StepClock clock(engine_->serial_step_wants_cpu_time());
     std::exception_ptr failure;
     try {
@@ -153,8 +157,8 @@ std::unique_ptr<Executor> ParallelBatchRunner::add_instance() {
 void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow* windows,
                                     StepStats* stats, std::exception_ptr* failures,
                                     std::size_t count) {
-  if (engine_->next_threads() == 1) {
-    // One thread: each instance's serial loop in turn, on the caller.
+  if (engine_->next_step_runs_serial_loop()) {
+    // One thread for a while: each instance's serial loop in turn, on the caller.
     const StepClock clock(engine_->serial_step_wants_cpu_time());
     for (std::size_t k = 0; k < count; ++k) {
       ParallelExecutor& member = *members_.at(members[k]);

@@ -14,11 +14,14 @@
 //     env sheds to one thread within a few steps, says why, and after the
 //     hook is removed a probe runs on two threads (and restores them unless
 //     the machine itself stalls it); the digest after every step equals the
-//     serial executor's throughout. Shed to one thread, the env runs the
-//     serial executor's loop (one pass, "serial loop" in the decision), and
-//     back on two it runs in rounds again.
+//     serial executor's throughout. Freshly shed to one thread, the env
+//     steps in rounds on the caller alone (the shed is tentative: no pending
+//     event moves); once a probe has stalled too (the shed is confirmed), it
+//     runs the serial executor's loop (one pass, "serial loop" in the
+//     decision); back on two threads it runs in rounds again.
 //  3. The same on a vector env (one shared engine, ParallelBatchRunner): every
-//     instance runs its serial loop once shed, each equal to a serial env.
+//     instance steps in rounds on one thread once shed, and runs its serial
+//     loop once a probe confirmed the shed, each equal to a serial env.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -385,15 +388,32 @@ void test_engine() {
   }
   expect(shed, "a stalled worker did not make the env shed threads");
   auto& executor = dynamic_cast<seer::ParallelExecutor&>(parallel->executor());
-  // One thread runs the serial executor's loop: one pass, no rounds.
-  expect(executor.ran_serial_loop(), "a step on one thread runs the serial loop");
-  expect(parallel->last_step().rounds == 1, "the serial loop is one pass");
-  expect(executor.thread_decision().find("serial loop") != std::string::npos,
-         "decision names the serial loop: " + executor.thread_decision());
-  expect(parallel->executor().thread_decision().find("stalled") != std::string::npos,
-         "decision names the stall: " + parallel->executor().thread_decision());
-  std::printf("  shed to 1 thread after %d steps: %s\n", step,
-              parallel->executor().thread_decision().c_str());
+  // A fresh shed is tentative: the next steps run in rounds on one thread.
+  one_step();
+  expect(parallel->last_step().threads == 1 && !executor.ran_serial_loop() &&
+             parallel->last_step().rounds > 1,
+         "a tentative shed steps in rounds on one thread");
+  expect(!engine.adaptive().reduction_confirmed(), "a fresh shed is not confirmed");
+  expect(executor.thread_decision().find("1 thread: rounds") != std::string::npos,
+         "decision names the rounds on one thread: " + executor.thread_decision());
+  expect(executor.thread_decision().find("stalled") != std::string::npos,
+         "decision names the stall: " + executor.thread_decision());
+  std::printf("  shed to 1 thread after %d steps: %s\n", step, executor.thread_decision().c_str());
+  // Still stalled: the probe stalls too, which confirms the shed; from then
+  // on one thread runs the serial executor's loop: one pass, no rounds.
+  bool confirmed = false;
+  for (int i = 0; i < 4 * static_cast<int>(seer::AdaptivePool::kFirstProbeInterval) && !confirmed;
+       ++i) {
+    one_step();
+    confirmed = executor.ran_serial_loop();
+  }
+  expect(confirmed, "a stalled probe did not move the env to the serial loop");
+  expect(engine.adaptive().reduction_confirmed(), "the serial loop runs on a confirmed shed");
+  expect(parallel->last_step().threads == 1 && parallel->last_step().rounds == 1,
+         "the serial loop is one pass on one thread");
+  expect(executor.thread_decision().find("serial loop") != std::string::npos &&
+             executor.thread_decision().find("probe stalled") != std::string::npos,
+         "decision names the failed probe and the serial loop: " + executor.thread_decision());
   // Still stalled: probes fail, the env stays on one thread mostly.
   for (int i = 0; i < 12; ++i) one_step();
   engine.set_stall_for_testing(0, std::chrono::microseconds(0));
@@ -503,11 +523,26 @@ void test_vector() {
     }
   };
   engine.set_stall_for_testing(1, std::chrono::microseconds(3000));
-  for (int i = 0; i < 20 && !serial_loop; ++i) {
+  bool shed = false;
+  for (int i = 0; i < 20 && !shed; ++i) {
     one_step();
-    serial_loop = vec.at(0).last_step().threads == 1;
+    shed = engine.adaptive().threads() == 1;
   }
-  expect(serial_loop, "a stalled vector env did not shed to one thread");
+  expect(shed, "a stalled vector env did not shed to one thread");
+  one_step();  // tentative: the batch steps in rounds on one thread
+  for (std::size_t i = 0; i < kEnvs; ++i) {
+    auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
+    expect(!executor.ran_serial_loop() && vec.at(i).last_step().threads == 1 &&
+               vec.at(i).last_step().rounds > 1,
+           "every instance steps in rounds on one thread after a fresh shed");
+  }
+  // The stalled probe confirms the shed: every instance's serial loop in turn.
+  for (int i = 0; i < 4 * static_cast<int>(seer::AdaptivePool::kFirstProbeInterval) && !serial_loop;
+       ++i) {
+    one_step();
+    serial_loop = dynamic_cast<seer::ParallelExecutor&>(vec.at(0).executor()).ran_serial_loop();
+  }
+  expect(serial_loop, "a stalled probe did not move the vector env to the serial loops");
   for (std::size_t i = 0; i < kEnvs; ++i) {
     auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
     expect(executor.ran_serial_loop() && vec.at(i).last_step().rounds == 1,
@@ -520,7 +555,9 @@ void test_vector() {
   }
   expect(rounds_again, "no probe in rounds after the stall ended");
   for (int i = 0; i < 5; ++i) one_step();
-  std::printf("  vector env: serial loops after shedding, rounds on the probe; %d steps\n", step);
+  std::printf("  vector env: rounds on one thread, serial loops once confirmed, rounds on the probe; "
+              "%d steps\n",
+              step);
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ It answers in this order:
    contention is stored as provisional only, and is scored by each
    candidate's fastest step instead: what a size does when the load lets it.
    Its downside under load is the adaptive pool's job at run time (it sheds
-   to the serial loop within a step or two and probes back), while a
+   to one thread within a step or two, runs the serial loop once a probe
+   confirms the load, and probes back), while a
    one-thread choice could never use the cores the load leaves free. More
    threads than the fastest needs are taken only where the static model
    predicts that some pool pays on free cores (not for a tiny env).

@@ -43,8 +43,9 @@ def _decide(
     if contended and plan.best in paying and pool in allowed and not lost:
         # Under load the optimum's preflight copy measures the first steps,
         # which stall before the adaptive pool sheds; at run time the pool
-        # sheds within a step or two and steps at the serial loop's speed or
-        # better while the load lasts, and uses every core when it goes.
+        # sheds within a step or two and, once a probe confirms the load,
+        # steps at the serial loop's speed or better while it lasts, and uses
+        # every core when it goes.
         reason = (
             f"{pool.label}: the static model's optimum, measured under contention "
             f"(fastest step {scores[pool] * 1e6:.1f} us, "

@@ -84,12 +84,13 @@ def test_small_lookahead_takes_many_rounds_and_stays_equal(executor, threads):
     # after several stalled steps), so the round machinery is exercised.
     assert steps[0]["threads"] == threads
     for last in steps:
-        if executor == "parallel" and last["threads"] == 1:
-            # One thread (a pool of one, or shed on a busy machine) runs the serial
-            # event loop: one pass, no rounds.
-            assert last["rounds"] == 1
-            assert "1 thread: serial loop" in last["thread_decision"]
+        if executor == "parallel" and "1 thread: serial loop" in last["thread_decision"]:
+            # A pool of one, or a shed a stalled probe confirmed on a busy machine,
+            # runs the serial event loop: one pass, no rounds.
+            assert last["threads"] == 1 and last["rounds"] == 1
         else:
+            # Rounds: on the pool, or on one thread after a tentative shed.
+            assert threads > 1 or executor != "parallel"
             assert last["rounds"] > 20  # L << dt: many horizon rounds per step
 
 

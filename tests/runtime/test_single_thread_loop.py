@@ -1,11 +1,11 @@
 """A pool of one runs the serial event loop: parallel on one thread returns serial's bytes.
 
 With one thread there is nothing to gain from rounds, so the parallel executor
-with ``num_threads=1`` (and the adaptive pool once it sheds to one thread, see
-cpp/tests/test_adaptive_pool.cpp) steps with the serial executor's loop over
-its per-entity queues (OneThreadLoop, cpp/tests/test_one_thread_loop.cpp) and
-says so in ``env.runtime``. The round machinery keeps its own equivalence
-tests at two threads and more (test_parallel_equivalence.py, envs/test_pcs_v0.py,
+with ``num_threads=1`` (and the adaptive pool once a stalled probe confirmed
+its shed to one thread, see cpp/tests/test_adaptive_pool.cpp) steps with the
+serial executor's loop beside its per-entity queues (OneThreadLoop,
+cpp/tests/test_one_thread_loop.cpp) and says so in ``env.runtime``. The round
+machinery keeps its own equivalence tests at two threads and more (test_parallel_equivalence.py, envs/test_pcs_v0.py,
 reliability/test_stateful_fuzz.py).
 """
 
