@@ -5,8 +5,8 @@ with ``num_threads=1`` (and the adaptive pool once a stalled probe confirmed
 its shed to one thread, see cpp/tests/test_adaptive_pool.cpp) steps with the
 serial executor's loop beside its per-entity queues (OneThreadLoop,
 cpp/tests/test_one_thread_loop.cpp) and says so in ``env.runtime``. The round
-machinery keeps its own equivalence tests at two threads and more (test_parallel_equivalence.py, envs/test_pcs_v0.py,
-reliability/test_stateful_fuzz.py).
+machinery keeps its own equivalence tests at two threads and more
+(test_parallel_equivalence.py, envs/test_pcs_v0.py, reliability/test_stateful_fuzz.py).
 """
 
 import numpy as np
