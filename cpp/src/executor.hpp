@@ -26,6 +26,9 @@ struct StepWindow {
   const std::uint8_t* alive = nullptr;  // one per agent; 0: no on_action
   std::uint32_t num_agents = 0;
   std::uint64_t event_budget = 0;       // max events in this step; 0: unlimited
+  // The memory guard: most events pending at once during this step
+  // (pending_event_limit(); the parallel executor counts its node blocks).
+  std::uint64_t pending_limit = UINT64_MAX;
 };
 
 // What one step cost. Filled by run_step.
@@ -93,6 +96,9 @@ inline double safe_horizon(double lb, double lookahead, double t_end) {
 
 // Throws EventBudgetExceeded for `window` (shared by executors).
 [[noreturn]] void throw_event_budget(const StepWindow& window);
+// Throws EventBudgetExceeded: `pending` events are pending, more than
+// window.pending_limit (the memory guard; shared by executors).
+[[noreturn]] void throw_pending_limit(const StepWindow& window, std::uint64_t pending);
 
 // Steps the instances of a vector env together, one executor per instance.
 // Built by make_batch_runner() for an executor name: with "parallel" every

@@ -1,6 +1,7 @@
 #include "seer/memory.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,42 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
   return a > kUnknown - b ? kUnknown : a + b;
 }
 
+// The value of SEER_MEMORY_LIMIT: digits, then an optional unit (K, M, G, T,
+// P: powers of 1024, as cgroup's memory.max and `docker --memory` write them;
+// "KiB", "KB", "B" read alike), or "max" (no limit). Anything else, 0 and a
+// count past 2**64 are refused: a typo must not silently become a limit of
+// 0 or 8 bytes, or none at all.
+std::uint64_t parse_memory_limit(const std::string& text) {
+  const auto refuse = [&text](const char* why) -> std::uint64_t {
+    throw std::invalid_argument("SEER_MEMORY_LIMIT must be a byte count such as 8589934592, 8G or 512MiB "
+                                "(or max for no limit), got '" + text + "' (" + why + ")");
+  };
+  if (text == "max") return kUnknown;
+  std::size_t i = 0;
+  std::uint64_t value = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    const std::uint64_t digit = static_cast<std::uint64_t>(text[i] - '0');
+    if (value > (kUnknown - digit) / 10) return refuse("too large");
+    value = value * 10 + digit;
+  }
+  if (i == 0) return refuse("no digits");
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::string kUnits = "KMGTP";
+  int shift = 0;
+  if (!unit.empty() && kUnits.find(unit[0]) != std::string::npos) {
+    shift = 10 * (1 + static_cast<int>(kUnits.find(unit[0])));
+    unit.erase(0, 1);
+    if (unit == "I" || unit == "IB" || unit == "B") unit.clear();
+  } else if (unit == "B") {
+    unit.clear();
+  }
+  if (!unit.empty()) return refuse("unknown unit");
+  if (value == 0) return refuse("a limit of 0 bytes would refuse every env");
+  if (shift != 0 && value > (kUnknown >> shift)) return refuse("too large");
+  return value << shift;
+}
+
 }  // namespace
 
 std::uint64_t MemoryEstimate::bytes() const {
@@ -36,9 +73,16 @@ std::uint64_t MemoryEstimate::bytes() const {
 
 std::uint64_t available_memory() {
   if (const char* limit = std::getenv("SEER_MEMORY_LIMIT"); limit != nullptr && *limit != '\0') {
-    return std::strtoull(limit, nullptr, 10);
+    return parse_memory_limit(limit);
   }
   return platform::available_memory_bytes();
+}
+
+std::uint64_t pending_event_limit(const ModelSpec& spec, std::uint64_t copies) {
+  const std::uint64_t available = available_memory();
+  if (available == kUnknown) return kUnknown;
+  const std::uint64_t share = available / 2 / kBytesPerEvent / std::max<std::uint64_t>(copies, 1);
+  return std::max(share, saturating_mul(spec.memory.pending_events, 2));
 }
 
 std::string format_bytes(std::uint64_t bytes) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 
+#include "compiler.hpp"
 #include "seer/errors.hpp"
 #include "spin_wait.hpp"
 #include "wake_calendar.hpp"
@@ -44,6 +45,7 @@ std::uint64_t nanos_between(Clock::time_point a, Clock::time_point b) {
 // instance's position in the batch.
 struct alignas(64) ParallelEngine::Worker final : EventSink {
   void emit(const Event& event) override {
+    if (SEER_UNLIKELY(pool.free_count() == 0)) count_new_block();
     if (event.target == current) {  // self-event: straight into the owner-private heap
       inst->queues[current].push_local(event, pool);
       ++local_pushes;
@@ -52,6 +54,17 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
     inst->queues[event.target].push_remote(pool.allocate(event));
     per[inst_index].min = std::min(per[inst_index].min, event.time);
     if (notify) wake(event.target, event.time);
+  }
+
+  // The memory guard: my pool is about to grow by a block. Counted for the
+  // whole engine (nodes freed by one worker feed another's pool), against
+  // the sum of the batch's pending limits.
+  void count_new_block() {
+    // relaxed: a counter, no data published with it; a few blocks past the
+    // limit before a worker notices are harmless.
+    const std::uint64_t nodes =
+        engine_nodes->fetch_add(NodePool::kBlock, std::memory_order_relaxed) + NodePool::kBlock;
+    if (nodes > node_limit) throw_pending_limit(*inst->window, nodes);
   }
 
   // Tells the owner of `e` (of the instance being handled) that it holds an
@@ -73,6 +86,8 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
   std::size_t inst_index = 0;
   std::uint64_t base = 0;             // global id of inst's entity 0
   std::uint64_t local_pushes = 0;     // self-events emitted (tells begin_slice what changed)
+  std::atomic<std::uint64_t>* engine_nodes = nullptr;  // ParallelEngine::nodes_
+  std::uint64_t node_limit = UINT64_MAX;               // during run_steps only
   EntityId current = 0;
   NodePool pool;
   unsigned index = 0;                  // my place in the team
@@ -130,7 +145,9 @@ ParallelEngine::ParallelEngine(unsigned num_threads)
       active_(pool_.size()),
       adaptive_(pool_.size()),
       workers_(std::make_unique<Worker[]>(pool_.size())),
-      executive_(pool_.size()) {}
+      executive_(pool_.size()) {
+  for (unsigned w = 0; w < pool_.size(); ++w) workers_[w].engine_nodes = &nodes_;
+}
 
 ParallelEngine::~ParallelEngine() = default;
 
@@ -243,6 +260,16 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   barrier_.set_participants(active_);
   prepare(batch);
   balance_node_pools();
+  // The memory guard: the nodes in the pools' blocks (about the pending
+  // events, at their peak) against the batch's pending limits.
+  std::uint64_t node_limit = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    node_limit = windows[i].pending_limit > UINT64_MAX - node_limit
+                     ? UINT64_MAX
+                     : node_limit + windows[i].pending_limit;
+  }
+  nodes_.store(node_capacity(), std::memory_order_relaxed);  // the run's start orders it
+  for (unsigned w = 0; w < pool_.size(); ++w) workers_[w].node_limit = node_limit;
   const Clock::time_point start = Clock::now();
   std::uint64_t tail = 0;  // the caller's wait for workers to leave the region
   if (active_ == 1) {
@@ -252,6 +279,7 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
       if (w < active_) worker_step(w, batch);
     });
   }
+  for (unsigned w = 0; w < pool_.size(); ++w) workers_[w].node_limit = UINT64_MAX;
   StepTiming timing;
   timing.threads = active_;
   timing.wall_nanos = nanos_between(start, Clock::now());

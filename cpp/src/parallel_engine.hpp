@@ -5,6 +5,7 @@
 // and is lent to the engine for one run_steps() or initialize() call.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -143,6 +144,9 @@ class ParallelEngine {
   // Counts barriers (the begin phase's and every round's): its parity picks
   // the outbox a round's wake notices go to.
   std::uint32_t round_ = 0;
+  // Nodes in the pools' blocks during run_steps (the memory guard; see
+  // Worker::count_new_block).
+  alignas(64) std::atomic<std::uint64_t> nodes_{0};
 };
 
 }  // namespace seer

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "seer/errors.hpp"
+#include "seer/memory.hpp"
 
 namespace seer {
 
@@ -11,6 +12,16 @@ namespace seer {
                             std::to_string(window.event_budget) +
                             " events in the step ending at t=" + std::to_string(window.t_end) +
                             "; raise event_budget or look for a runaway event cascade");
+}
+
+[[noreturn]] void throw_pending_limit(const StepWindow& window, std::uint64_t pending) {
+  throw EventBudgetExceeded(
+      "memory guard: " + std::to_string(pending) + " events pending in the step ending at t=" +
+      std::to_string(window.t_end) + ", more than the limit of " +
+      std::to_string(window.pending_limit) + " (about " +
+      format_bytes(window.pending_limit * kBytesPerEvent) +
+      ", half of the memory available when the env was made: MemAvailable, the cgroup limit or "
+      "SEER_MEMORY_LIMIT); look for a runaway event cascade");
 }
 
 void SerialExecutor::initialize() {
@@ -37,6 +48,7 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
     }
     Event event = queue_.pop();  // not const: the handler may use its payload (Model::on_event)
     d.event(event, *this);
+    if (queue_.size() > window.pending_limit) throw_pending_limit(window, queue_.size());
     ++stats.events;
     if (event.source != event.target) ++stats.cross_events;
   }

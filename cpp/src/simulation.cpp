@@ -13,6 +13,7 @@
 #include "digest.hpp"
 #include "platform.hpp"
 #include "seer/errors.hpp"
+#include "seer/memory.hpp"
 
 namespace seer {
 namespace {
@@ -51,6 +52,7 @@ Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& op
                                 std::to_string(s.dt));
   }
   set_executor(options.executor, options.num_threads);
+  pending_limit_ = pending_event_limit(s);
   action_views_.resize(s.num_agents);
   obs_.assign(static_cast<std::size_t>(s.num_agents) * s.obs_dim, 0.0f);
   rewards_.assign(s.num_agents, 0.0);
@@ -300,6 +302,7 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   window.alive = alive;
   window.num_agents = model_->spec().num_agents;
   window.event_budget = options_.event_budget;
+  window.pending_limit = pending_limit_;
   step_checked_ = options_.check || checked_steps_left_ > 0;
   if (checked_steps_left_ > 0) --checked_steps_left_;
   if (step_checked_) {

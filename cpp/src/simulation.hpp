@@ -76,6 +76,12 @@ class Simulation {
   // window starts with the request cleared.
   void request_interrupt() { dispatcher_.request_stop(); }
 
+  // The memory guard (StepWindow::pending_limit): at most `events` pending
+  // at once during a step, else EventBudgetExceeded. Set at construction to
+  // pending_event_limit(spec()); a vector env shares it among its copies.
+  void set_pending_limit(std::uint64_t events) { pending_limit_ = events; }
+  std::uint64_t pending_limit() const { return pending_limit_; }
+
   bool needs_reset() const { return needs_reset_; }
   // In a child forked while a call ran on another thread: the state and the
   // executor are torn (the threads that were changing them do not exist
@@ -143,6 +149,7 @@ class Simulation {
   bool has_reset_ = false;
   bool needs_reset_ = false;
   bool executor_torn_ = false;  // forked mid-call: reset() replaces the executor
+  std::uint64_t pending_limit_ = UINT64_MAX;  // the memory guard (set_pending_limit)
   double now_ = 0.0;
   std::uint64_t steps_ = 0;
   std::uint64_t events_total_ = 0;

@@ -357,6 +357,11 @@ void bind_simulation(py::module_& m) {
       .def_property_readonly("event_budget",
                              [](PySimulation& self) { return self.sim->options().event_budget; },
                              "Max events in one step (0: unlimited).")
+      .def_property_readonly(
+          "pending_limit", [](PySimulation& self) { return self.sim->pending_limit(); },
+          "The memory guard: most events pending at once during a step (half of the memory "
+          "available when it was made, at 152 B an event); a cascade past it raises "
+          "EventBudgetExceeded.")
       .def_property_readonly("now", [](PySimulation& self) { return self.sim->now(); },
                              "Simulated time of the last boundary.")
       .def_property_readonly("steps", [](PySimulation& self) { return self.sim->steps(); },

@@ -446,6 +446,10 @@ void bind_vector(py::module_& m) {
              return self.vec->at(i).steps();
            },
            py::arg("index"), "Steps of instance `index` since its last reset.")
+      .def_property_readonly(
+          "pending_limit", [](PyVectorSimulation& self) { return self.vec->at(0).pending_limit(); },
+          "The memory guard of each instance (Simulation.pending_limit, shared among the "
+          "instances).")
       .def("needs_reset",
            [](PyVectorSimulation& self, std::size_t i) {
              require_no_step_in_flight(self);

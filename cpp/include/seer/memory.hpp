@@ -33,8 +33,11 @@ inline constexpr std::uint64_t kBytesPerEvent = 152;
 // Bytes this process may still allocate: MemAvailable from /proc/meminfo,
 // capped by a cgroup v2 memory.max limit (without those files, and on other
 // systems: the physical memory the system reports); the environment variable
-// SEER_MEMORY_LIMIT (bytes) overrides both (tests, batch schedulers).
-// Returns UINT64_MAX when nothing is known. Thread-safe; reads files.
+// SEER_MEMORY_LIMIT overrides both (tests, batch schedulers): a byte count
+// with an optional binary unit ("8589934592", "8G", "512MiB") or "max" (no
+// limit); any other value throws std::invalid_argument (-> ValueError)
+// naming the variable. Returns UINT64_MAX when nothing is known.
+// Thread-safe; reads files.
 std::uint64_t available_memory();
 
 // Bytes one instance needs: spec.memory plus the boundary outputs
@@ -45,6 +48,14 @@ std::uint64_t instance_bytes(const ModelSpec& spec);
 // model would need more than available_memory(), with the estimate. `knobs`
 // names the config values that drive the size, e.g. "width=4096, height=4096".
 void require_memory(const ModelSpec& spec, const std::string& knobs, std::uint64_t copies = 1);
+
+// The memory guard's bound on the events pending at once in a step of one of
+// `copies` instances: as many events (kBytesPerEvent each) as fill half of
+// available_memory() (the other half is headroom: the layouts grow by
+// doubling, a checked step keeps a copy), shared among the copies, and never
+// below twice the model's own estimate (spec.memory.pending_events). A
+// cascade past it is EventBudgetExceeded, not an out-of-memory kill.
+std::uint64_t pending_event_limit(const ModelSpec& spec, std::uint64_t copies = 1);
 
 // "1.5 GB", "320 MB", ... for messages.
 std::string format_bytes(std::uint64_t bytes);
