@@ -23,6 +23,11 @@ std::string kind_name(const ModelSpec& spec, EventKind kind) {
   return "kind#" + std::to_string(kind);
 }
 
+double Context::earliest_cross_time() const {
+  const double t = now_ + spec_->lookahead;
+  return t > now_ ? t : std::nextafter(now_, HUGE_VAL);
+}
+
 void Context::emit(Event& event) {
   if (event.target >= spec_->num_entities) violation(event, "target is not an entity");
   // An undeclared kind has no name and no meaning to on_event (the specials

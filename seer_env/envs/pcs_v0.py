@@ -41,11 +41,11 @@ event_budget=50000000, render_mode=None)``
 - ``call_duration``: mean minutes of a call (exponential); > 0.0, default
   ``180.0``.
 - ``move_interval``: mean minutes between a phone's moves (exponential; >=
-  call_interval / 1e4: an idle phone's moves are drawn in one handler); > 0.0,
-  default ``4500.0``.
+  call_interval / 1e4 and >= handoff_delay / 1e4: an idle phone's moves are
+  drawn in one handler); > 0.0, default ``4500.0``.
 - ``handoff_delay``: minutes a phone takes to arrive in another cell (the
-  runtime's lookahead: larger values give the parallel executor more work per
-  synchronization round); > 0.0, default ``1.0``.
+  runtime's lookahead, >= step_minutes / 2**20: larger values give the parallel
+  executor more work per synchronization round); > 0.0, default ``1.0``.
 - ``step_minutes``: simulated minutes per step; > 0.0, default ``60.0``.
 - ``handoff_weight``: cost of a dropped handoff relative to a blocked call; >=
   0.0, default ``5.0``.

@@ -198,6 +198,9 @@ def test_register_plugin_refuses_capsules_with_null_fields():
         (dict(move_interval=1e-300), r"move_interval must be >= call_interval / 1e4"),
         (dict(call_interval=1e-6), r"call_interval must be >= call_duration / 1e4"),
         (dict(call_interval=1e-300), r"call_interval must be >= call_duration / 1e4"),
+        # An idle phone about to call in another cell walks on until now + handoff_delay.
+        (dict(handoff_delay=1000, move_interval=0.05), r"move_interval must be >= handoff_delay / 1e4"),
+        (dict(handoff_delay=100, move_interval=1e-4), r"move_interval must be >= call_interval / 1e4"),
     ],
 )
 def test_pcs_refuses_means_that_loop_inside_one_handler(config, match):
@@ -219,6 +222,39 @@ def test_pcs_at_the_ratio_bound_still_steps():
     for _ in range(3):
         env.step({a: 0 for a in env.agents})
     assert time.monotonic() - started < 10
+
+
+# -- a lookahead below the clock's resolution: the built-in models keep their contract ----------
+@pytest.mark.parametrize(
+    "make,config",
+    [
+        ("pcs_v0", dict(width=4, height=4, handoff_delay=1e-300)),
+        ("pcs_v0", dict(width=4, height=4, handoff_delay=5e-324)),
+        # now + 1e-13 == now once now passes ~1e3 minutes: from the first step on.
+        ("pcs_v0", dict(width=4, height=4, handoff_delay=1e-13, step_minutes=1e4)),
+        ("aircraft_v0", dict(num_uavs=16, comm_latency=5e-324)),
+        ("aircraft_v0", dict(num_uavs=16, comm_latency=1e-300)),
+    ],
+)
+def test_a_lookahead_the_clock_cannot_resolve_breaks_no_contract(make, config):
+    # Cross-entity events go to Context::earliest_cross_time(): now + L, or the next
+    # representable time where now + L == now. Checked steps on, every executor equal.
+    import importlib
+
+    import numpy as np
+
+    module = importlib.import_module(f"seer_env.envs.{make}")
+    digests = set()
+    for executor, threads in (("serial", 1), ("parallel", 1), ("parallel", 2)):
+        env = module.parallel_env(
+            **config, executor=executor, num_threads=threads, max_cycles=6, check_steps=6
+        )
+        env.reset(seed=3)
+        while env.agents:
+            env.step({a: np.asarray(env.action_space(a).sample() * 0 + 1) for a in env.agents})
+        assert env.unwrapped.sim.steps == 6
+        digests.add(env.unwrapped.sim.digest())
+    assert len(digests) == 1
 
 
 # -- 13. fork while another thread steps -------------------------------------------------------

@@ -46,11 +46,17 @@ class Context {
   EntityId self() const { return self_; }
   EntityRng& rng() { return *rng_; }
   const ModelSpec& spec() const { return *spec_; }
+  // The earliest time an event for another entity may have: now +
+  // lookahead, or the next representable time after now where the clock no
+  // longer resolves the lookahead (now + lookahead == now, a lookahead below
+  // half an ulp of now: 1e-300, or 1e-9 at now = 1e8). Never breaks rule 3.
+  double earliest_cross_time() const;
 
   // Schedules `kind` for `target` at `time` with a payload record.
   // Throws ContractViolation if target is unknown, kind is not declared in
   // spec().event_kinds, time is not finite, or
-  // time < now (self) / time < now + lookahead (other entities).
+  // time < now (self) / time < now + lookahead or time <= now (other
+  // entities).
   template <class P>
   void schedule(EntityId target, double time, EventKind kind, const P& payload) {
     Event event;

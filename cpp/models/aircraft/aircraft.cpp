@@ -190,7 +190,7 @@ void AircraftModel::send_beacons(Context& ctx, const UavState& s) {
     beacon.vel[i] = s.body[kVel + i];
   }
   beacon.t_sent = ctx.now();
-  const double arrival = ctx.now() + p_.comm_latency;
+  const double arrival = ctx.earliest_cross_time();  // now + comm_latency
   // Recipients come from the step-start snapshot: positions that every
   // handler sees identically, whatever the execution order.
   const UavPublic& me = snapshot(self);

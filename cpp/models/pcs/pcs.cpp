@@ -55,6 +55,8 @@ PcsModel::PcsModel(Config& config, PcsVersion version) {
   count_cap_ = v1 ? params.real("count_cap") : 0.0;
   if (v1) traffic_ = PcsTraffic(params, width_, height_);
   require_mean_ratio("move_interval", move_interval_, "call_interval", call_interval_);
+  // An idle phone about to call in another cell walks on until now + L.
+  require_mean_ratio("move_interval", move_interval_, "handoff_delay", spec_.lookahead);
   require_mean_ratio("call_interval", call_interval_, "call_duration", call_duration_);
   const std::uint64_t phones = std::uint64_t{width_} * height_ * phones_per_cell_;
   if (phones > 100'000'000) {
@@ -180,7 +182,7 @@ void PcsModel::schedule_idle(Context& ctx, PcsPhone phone) {
     }
     // The deviation (header): nothing reaches another cell before now + L,
     // nothing reaches this one before now.
-    const double earliest = cell == self ? ctx.now() : ctx.now() + spec_.lookahead;
+    const double earliest = cell == self ? ctx.now() : ctx.earliest_cross_time();
     if (phone.next_call >= earliest) break;
     phone.next_call = earliest;
   }
@@ -237,7 +239,7 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
     case kHandoffOut: {
       release_channel(s, phone);
       const EntityId target = neighbour(ctx.self(), ctx.rng().below(4));
-      ctx.schedule(target, now + spec_.lookahead, kHandoffIn, phone);
+      ctx.schedule(target, ctx.earliest_cross_time(), kHandoffIn, phone);
       return;
     }
     case kHandoffIn:

@@ -24,7 +24,8 @@ WorkloadDecl pcs_workload() {
                             "mean minutes of a call (exponential)")),
       capped(positive_param("move_interval", 4500.0, 0.0, 1e12,
                             "mean minutes between a phone's moves (exponential; >= call_interval / "
-                            "1e4: an idle phone's moves are drawn in one handler)")),
+                            "1e4 and >= handoff_delay / 1e4: an idle phone's moves are drawn in one "
+                            "handler)")),
       capped(positive_param("handoff_delay", 1.0, 0.0, 1e12,
                             "minutes a phone takes to arrive in another cell (the runtime's "
                             "lookahead: larger values give the parallel executor more work per "
