@@ -202,6 +202,11 @@ class Simulation:
         Events scheduled and not yet handled.
         """
     @property
+    def pending_limit(self) -> int:
+        """
+        The memory guard: most events pending at once during a step (half of the memory available when it was made, at 152 B an event); a cascade past it raises EventBudgetExceeded.
+        """
+    @property
     def spec(self) -> dict:
         """
         The model's spec: agents, spaces, info and total keys, lookahead, dt.
@@ -327,6 +332,11 @@ class VectorSimulation:
     def observations(self) -> numpy.ndarray:
         """
         Read-only view of the batch observation buffer (copy it to keep it).
+        """
+    @property
+    def pending_limit(self) -> int:
+        """
+        The memory guard of each instance (Simulation.pending_limit, shared among the instances).
         """
     @property
     def rewards(self) -> numpy.ndarray:

@@ -138,7 +138,7 @@ def mutated_blobs(draw):
     elif how == "random":
         blob = bytearray(draw(st.binary(max_size=4096)))
         if draw(st.booleans()):
-            blob[:8] = b"SEERSAV2"[: len(blob)]
+            blob[:8] = b"SEERSAV3"[: len(blob)]
     elif how == "splice":
         cut = draw(st.integers(HEADER, len(blob)))
         blob = rechecksum(blob[:cut] + draw(st.binary(max_size=256)))

@@ -26,6 +26,7 @@ double Config::real(const std::string& key, double fallback, double lo, double h
                                 format_number(lo) + ", " + format_number(hi) + "], got " +
                                 format_number(v));
   }
+  used_[key] = v;
   return v;
 }
 
@@ -33,13 +34,17 @@ std::int64_t Config::integer(const std::string& key, std::int64_t fallback, std:
                              std::int64_t hi) {
   read_.insert(key);
   const auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
+  if (it == values_.end()) {
+    used_[key] = static_cast<double>(fallback);
+    return fallback;
+  }
   const double v = it->second;
   if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) ||
       v > static_cast<double>(hi)) {
     throw std::invalid_argument(key + " must be an integer in [" + std::to_string(lo) + ", " +
                                 std::to_string(hi) + "], got " + format_number(v));
   }
+  used_[key] = v;
   return static_cast<std::int64_t>(v);
 }
 

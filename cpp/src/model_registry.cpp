@@ -89,11 +89,13 @@ void register_model(const std::string& name, WorkloadDecl decl, ModelFactory fac
   r.entries[name] = Entry{std::move(decl), std::move(factory)};
 }
 
-std::unique_ptr<Model> make_model(const std::string& name, Config config) {
+std::unique_ptr<Model> make_model(const std::string& name, Config config,
+                                  std::map<std::string, double>* used) {
   const Entry entry = find(name);
   std::unique_ptr<Model> model = entry.factory(config);
   config.reject_unknown(name);
   check_against_declaration(name, entry.decl, config, *model);
+  if (used != nullptr) *used = config.values_used();
   return model;
 }
 

@@ -24,7 +24,10 @@ void register_model(const std::string& name, WorkloadDecl decl, ModelFactory fac
 // or unknown config keys, and std::logic_error when the model and its
 // declaration disagree (a parameter read but not declared or declared but
 // not read, keys that differ from the spec's).
-std::unique_ptr<Model> make_model(const std::string& name, Config config);
+// `used`, when given, receives every parameter's value as the model read it
+// (Config::values_used: a Simulation's identity for save/load).
+std::unique_ptr<Model> make_model(const std::string& name, Config config,
+                                  std::map<std::string, double>* used = nullptr);
 // The declaration registered under `name`; std::invalid_argument if none.
 WorkloadDecl workload_decl(const std::string& name);
 std::vector<std::string> model_names();

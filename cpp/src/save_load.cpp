@@ -1,15 +1,19 @@
 // Simulation::save() and Simulation::load(): the save format, its writer
 // and its reader (seer_env/testing/save_format.py reads the same layout).
 //
-// Layout, native byte order: the magic "SEERSAV2", a 64-bit Digest of
+// Layout, native byte order: the magic "SEERSAV3", a 64-bit Digest of
 // everything after the 16-byte header, then num_entities, the entity state
 // and public record sizes, the clock, steps, events handled and seed; per
 // entity its state and public records, RNG position (blocks, used) and next
 // sequence number; the pending events (count, then the events in key order);
-// the five output arrays of the last boundary (each a count, then values).
+// the five output arrays of the last boundary (each a count, then values);
+// last, the Simulation's identity() text and its length (a uint64), read
+// first: a save of another model or configuration is refused by name.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,7 +28,7 @@ namespace {
 // Format 2: magic, a 64-bit Digest of everything after it, then the payload.
 // The checksum refuses accidental corruption (bit flips, truncation) before
 // any field is read; every field is validated too (a crafted blob).
-constexpr char kSaveMagic[8] = {'S', 'E', 'E', 'R', 'S', 'A', 'V', '2'};
+constexpr char kSaveMagic[8] = {'S', 'E', 'E', 'R', 'S', 'A', 'V', '3'};
 constexpr char kSaveMagicPrefix[7] = {'S', 'E', 'E', 'R', 'S', 'A', 'V'};
 constexpr std::size_t kSaveHeader = sizeof(kSaveMagic) + sizeof(std::uint64_t);
 
@@ -49,9 +53,10 @@ class Writer {
   std::string out;
 };
 
+// Reads in[0, end).
 class Reader {
  public:
-  explicit Reader(const std::string& in) : in_(in) {}
+  Reader(const std::string& in, std::size_t end) : in_(in), end_(end) {}
   template <class T>
   T value() {
     T v;
@@ -60,17 +65,56 @@ class Reader {
   }
   void bytes(void* p, std::size_t n) {
     if (n == 0) return;  // memcpy to a null p is undefined even for 0 bytes (UBSan)
-    if (n > in_.size() - pos_) throw std::invalid_argument("saved state is truncated");
+    if (n > end_ - pos_) throw std::invalid_argument("saved state is truncated");
     std::memcpy(p, in_.data() + pos_, n);
     pos_ += n;
   }
-  bool done() const { return pos_ == in_.size(); }
-  std::size_t remaining() const { return in_.size() - pos_; }
+  bool done() const { return pos_ == end_; }
+  std::size_t remaining() const { return end_ - pos_; }
 
  private:
   const std::string& in_;
+  std::size_t end_;
   std::size_t pos_ = 0;
 };
+
+// identity() text as key -> value.
+std::map<std::string, std::string> identity_fields(const std::string& text) {
+  std::map<std::string, std::string> fields;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t eq = line.find('=');
+    if (eq != std::string::npos) fields[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return fields;
+}
+
+// Why a save of identity `saved` cannot load into `own`: what differs.
+std::string identity_difference(const std::string& saved, const std::string& own) {
+  auto theirs = identity_fields(saved);
+  auto ours = identity_fields(own);
+  std::ostringstream out;
+  out << "saved state is for a different model or configuration: ";
+  if (theirs["model"] != ours["model"]) {
+    out << "the save is of model '" << theirs["model"] << "', this env runs '" << ours["model"]
+        << "'";
+    return out.str();
+  }
+  out << ours["model"] << " with";
+  const char* sep = " ";
+  std::map<std::string, std::string> keys = theirs;
+  keys.insert(ours.begin(), ours.end());
+  for (const auto& [key, unused] : keys) {
+    const auto t = theirs.find(key);
+    const auto o = ours.find(key);
+    const std::string a = t == theirs.end() ? "(none)" : t->second;
+    const std::string b = o == ours.end() ? "(none)" : o->second;
+    if (a == b) continue;
+    out << sep << key << "=" << a << " (this env: " << b << ")";
+    sep = ", ";
+  }
+  return out.str();
+}
 
 template <class T>
 void write_array(Writer& w, const T* data, std::size_t n) {
@@ -92,6 +136,19 @@ void read_array(Reader& r, T* data, std::size_t n) {
 }
 
 }  // namespace
+
+std::string Simulation::identity() const {
+  const ModelSpec& s = spec();
+  std::ostringstream out;
+  out.precision(17);
+  out << "model=" << s.name << '\n';
+  for (const auto& [key, value] : config_) out << key << '=' << value << '\n';
+  out << "spec.entities=" << s.num_entities << "\nspec.agents=" << s.num_agents
+      << "\nspec.dt=" << s.dt << "\nspec.lookahead=" << s.lookahead
+      << "\nspec.obs_dim=" << s.obs_dim << "\nspec.state_bytes=" << model_->entity_state_size()
+      << "\nspec.public_bytes=" << model_->public_size() << '\n';
+  return out.str();
+}
 
 std::string Simulation::save() const {
   require_ready("save()");
@@ -121,6 +178,9 @@ std::string Simulation::save() const {
   write_array(w, out_.terminations, n);
   write_array(w, out_.truncations, n);
   write_array(w, out_.infos, n * s.info_keys.size());
+  const std::string id = identity();
+  w.bytes(id.data(), id.size());
+  w.value<std::uint64_t>(id.size());
   const std::uint64_t sum =
       payload_checksum(w.out.data() + kSaveHeader, w.out.size() - kSaveHeader);
   std::memcpy(w.out.data() + sizeof(kSaveMagic), &sum, sizeof(sum));
@@ -148,7 +208,19 @@ void Simulation::load(const std::string& blob) {
   if (sum != payload_checksum(blob.data() + kSaveHeader, blob.size() - kSaveHeader)) {
     refuse("the checksum does not match (the bytes were changed or truncated)");
   }
-  Reader r(blob);
+  // The identity trailer first: a save of another model or configuration is
+  // refused by name, before any shape check could blame corruption.
+  std::uint64_t id_size = 0;
+  if (blob.size() < kSaveHeader + sizeof(id_size)) refuse("no identity");
+  std::memcpy(&id_size, blob.data() + blob.size() - sizeof(id_size), sizeof(id_size));
+  if (id_size > blob.size() - kSaveHeader - sizeof(id_size)) {
+    refuse("identity of " + std::to_string(id_size) + " bytes");
+  }
+  const std::size_t body_end = blob.size() - sizeof(id_size) - id_size;
+  const std::string saved_id = blob.substr(body_end, id_size);
+  const std::string own_id = identity();
+  if (saved_id != own_id) throw std::invalid_argument(identity_difference(saved_id, own_id));
+  Reader r(blob, body_end);
   std::string header(kSaveHeader, '\0');
   r.bytes(header.data(), kSaveHeader);
   if (r.value<std::uint64_t>() != s.num_entities ||

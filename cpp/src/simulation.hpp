@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,9 +113,17 @@ class Simulation {
   // Hash of every entity state, snapshot, random stream position, sequence
   // counter and pending event (sorted by key), plus the clock.
   std::uint64_t digest() const;
-  // Everything needed to continue identically (pickle).
+  // Everything needed to continue identically (pickle). A save carries the
+  // identity() of its Simulation; load() refuses one of another identity
+  // (another model, size or parameter) with a message naming what differs.
   std::string save() const;
   void load(const std::string& blob);
+  // The parameters the model was built with (make_model's `used`): part of
+  // identity(). Models built without the registry (compiled ones) have none.
+  void set_config(std::map<std::string, double> used) { config_ = std::move(used); }
+  // "key=value" lines: the model's name, the parameters (set_config), then
+  // the spec's sizes and timing ("spec." keys, known for every model).
+  std::string identity() const;
 
   // Boundary outputs of the last reset/step, one row per agent.
   const Outputs& outputs() const { return out_; }
@@ -150,6 +159,7 @@ class Simulation {
   bool needs_reset_ = false;
   bool executor_torn_ = false;  // forked mid-call: reset() replaces the executor
   std::uint64_t pending_limit_ = UINT64_MAX;  // the memory guard (set_pending_limit)
+  std::map<std::string, double> config_;      // set_config: part of identity()
   double now_ = 0.0;
   std::uint64_t steps_ = 0;
   std::uint64_t events_total_ = 0;

@@ -12,8 +12,11 @@ namespace seer {
 VectorSimulation::VectorSimulation(const std::string& model, const Config& config,
                                    std::size_t num_envs, const SimulationOptions& options,
                                    std::size_t memory_copies)
-    : VectorSimulation([&model, &config] { return make_model(model, config); }, num_envs, options,
-                       memory_copies) {}
+    // The maker runs in the target constructor's body, after config_used_ exists.
+    : VectorSimulation([this, &model, &config] { return make_model(model, config, &config_used_); },
+                       num_envs, options, memory_copies) {
+  for (auto& sim : sims_) sim->set_config(config_used_);
+}
 
 VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
                                    const SimulationOptions& options, std::size_t memory_copies)

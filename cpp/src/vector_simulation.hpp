@@ -100,6 +100,7 @@ class VectorSimulation {
 
   SimulationOptions options_;
   std::vector<std::unique_ptr<Simulation>> sims_;
+  std::map<std::string, double> config_used_;  // the registered model's parameters, as read
   std::unique_ptr<BatchRunner> runner_;  // made every instance's executor
   std::atomic<bool> interrupt_{false};   // request_interrupt() until clear_interrupt()
   bool torn_ = false;                    // forget_call_in_flight()

@@ -1,6 +1,6 @@
 """Simulation.load refuses corrupt or crafted saves with ValueError.
 
-A save is: magic "SEERSAV2", a 64-bit checksum (seer::Digest) of the rest,
+A save is: magic "SEERSAV3", a 64-bit checksum (seer::Digest) of the rest,
 then the payload. Bit flips and truncation fail the checksum; crafted blobs
 (re-checksummed here) fail the field checks. Nothing crashes, and a refused
 load leaves the simulation as it was.
@@ -49,7 +49,7 @@ def assert_refused(sim, blob, match):
 
 def test_the_checksum_matches_the_python_mirror(saved):
     sim, blob = saved
-    assert blob[:8] == b"SEERSAV2"
+    assert blob[:8] == b"SEERSAV3"
     assert rechecksum(blob) == blob
     other = seer_env.Simulation("phold", {"num_entities": 8, "population": 2})
     other.load(blob)
@@ -73,8 +73,8 @@ def test_random_bit_flips_are_all_refused(saved):
 
 def test_an_older_format_is_refused_clearly(saved):
     sim, blob = saved
-    with pytest.raises(ValueError, match="format version '1'; this seer_env reads '2' only"):
-        sim.load(b"SEERSAV1" + blob[8:])
+    with pytest.raises(ValueError, match="format version '2'; this seer_env reads '3' only"):
+        sim.load(b"SEERSAV2" + blob[8:])
 
 
 def crafted(blob, offset, fmt, value):
@@ -113,9 +113,15 @@ def test_crafted_fields_are_validated(saved):
         a, b = ev0, ev0 + EVENT.size
         out[a : a + EVENT.size], out[b : b + EVENT.size] = blob[b : b + EVENT.size], blob[a:b]
         assert_refused(sim, rechecksum(out), "out of order")
-    # Trailing or missing output bytes.
-    assert_refused(sim, rechecksum(blob + b"\0"), "bytes of outputs")
-    assert_refused(sim, rechecksum(blob[:-1]), "bytes of outputs")
+    # Trailing or missing output bytes, before the identity trailer (its text, then its length).
+    (id_size,) = struct.unpack_from("<Q", blob, len(blob) - 8)
+    body_end = len(blob) - 8 - id_size
+    assert_refused(sim, rechecksum(blob[:body_end] + b"\0" + blob[body_end:]), "bytes of outputs")
+    assert_refused(sim, rechecksum(blob[: body_end - 1] + blob[body_end:]), "bytes of outputs")
+    # A trailer that does not fit, or names another env.
+    assert_refused(sim, rechecksum(blob[:-8] + struct.pack("<Q", len(blob))), "identity of")
+    assert_refused(sim, rechecksum(blob + b"\0"), "identity of|different model")
+    assert_refused(sim, rechecksum(blob[:-1]), "identity of|different model")
     sim.load(blob)  # and the original still loads
 
 

@@ -95,8 +95,10 @@ void bind_simulation(py::module_& m) {
              auto self = std::make_unique<PySimulation>();
              const SimulationOptions options =
                  to_options(executor, num_threads, check, event_budget);
-             self->sim = std::make_unique<Simulation>(make_model(model, to_config(config)),
-                                                      options);
+             std::map<std::string, double> used;
+             self->sim = std::make_unique<Simulation>(
+                 make_model(model, to_config(config), &used), options);
+             self->sim->set_config(std::move(used));
              self->model_name = model;
              self->config = config;
              return self;

@@ -29,9 +29,13 @@ class Config {
   void reject_unknown(const std::string& model_name) const;
   // The keys a reader asked for (set or not): checked against the declaration.
   const std::set<std::string>& keys_read() const { return read_; }
+  // Every value a reader got, set or its default: the configuration the
+  // model was built with (a save records it; load refuses another).
+  const std::map<std::string, double>& values_used() const { return used_; }
 
  private:
   std::map<std::string, double> values_;
+  std::map<std::string, double> used_;
   std::set<std::string> read_;
 };
 
