@@ -67,8 +67,21 @@ class Executor {
   virtual void initialize() = 0;
   // Adds a pending event (restoring a saved env). Not during a step.
   virtual void insert(const Event& event) = 0;
+  // insert() of every event of events[0, n) (a load): an executor may
+  // order the work to suit its layout.
+  virtual void insert_all(const Event* events, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) insert(events[i]);
+  }
   // Appends every pending event, in no particular order.
   virtual void collect_pending(std::vector<Event>& out) const = 0;
+  // Appends a pointer to every pending event where the executor holds it
+  // (valid until the pending set next changes) and returns true; false
+  // where it cannot (the caller then copies them with collect_pending).
+  // Saves read the events in place, with no copy of them.
+  virtual bool pending_in_place(std::vector<const Event*>& out) const {
+    (void)out;
+    return false;
+  }
   virtual std::size_t pending_count() const = 0;
   // Applies actions, then handles every pending event with time < t_end,
   // in an order whose outputs equal the serial key order's.

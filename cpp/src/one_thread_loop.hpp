@@ -64,6 +64,7 @@ class OneThreadLoop final {
   // The calendar's events.
   std::size_t size() const { return serial_->pending_count(); }
   void collect_pending(std::vector<Event>& out) const { serial_->collect_pending(out); }
+  void pending_in_place(std::vector<const Event*>& out) const { serial_->pending_in_place(out); }
   // Drops the calendar's events (keeps its buffers and what it knows of the queues' tops).
   void clear() { serial_->clear(); }
   // Frees the calendar's buffers; empty calendar only.

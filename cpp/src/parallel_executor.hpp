@@ -73,6 +73,8 @@ class ParallelExecutor final : public Executor {
   void initialize() override;
   void insert(const Event& event) override;
   void collect_pending(std::vector<Event>& out) const override;
+  bool pending_in_place(std::vector<const Event*>& out) const override;
+  void insert_all(const Event* events, std::size_t n) override;
   std::size_t pending_count() const override;
   void run_step(const StepWindow& window, StepStats& stats) override;
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;

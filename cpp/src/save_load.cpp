@@ -16,47 +16,52 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "digest.hpp"
+#include "save_checksum.hpp"
 #include "seer/errors.hpp"
 #include "simulation.hpp"
 
 namespace seer {
 namespace {
 
-// Format 2: magic, a 64-bit Digest of everything after it, then the payload.
-// The checksum refuses accidental corruption (bit flips, truncation) before
-// any field is read; every field is validated too (a crafted blob).
+// Format 3: magic, a 64-bit checksum (save_checksum.hpp) of everything after
+// it, then the payload. The checksum refuses accidental corruption (bit
+// flips, truncation) before any field is read; every field is validated too
+// (a crafted blob).
 constexpr char kSaveMagic[8] = {'S', 'E', 'E', 'R', 'S', 'A', 'V', '3'};
 constexpr char kSaveMagicPrefix[7] = {'S', 'E', 'E', 'R', 'S', 'A', 'V'};
 constexpr std::size_t kSaveHeader = sizeof(kSaveMagic) + sizeof(std::uint64_t);
-
-std::uint64_t payload_checksum(const char* data, std::size_t size) {
-  Digest d;
-  d.add(data, size);
-  return d.value();
-}
 
 [[noreturn]] void refuse(const std::string& why) {
   throw std::invalid_argument("saved state is corrupt or not from this model: " + why);
 }
 
+// Writes into out[0, size): save_size() bytes, exactly (checked).
 class Writer {
  public:
+  Writer(char* out, std::size_t size) : out_(out), size_(size) {}
   template <class T>
   void value(const T& v) { bytes(&v, sizeof(T)); }
   void bytes(const void* p, std::size_t n) {
     if (n == 0) return;  // p may be null (empty outputs of a model without agents)
-    out.append(static_cast<const char*>(p), n);
+    if (n > size_ - pos_) throw std::logic_error("save_into: the buffer is smaller than save_size()");
+    std::memcpy(out_ + pos_, p, n);
+    pos_ += n;
   }
-  std::string out;
+  std::size_t written() const { return pos_; }
+
+ private:
+  char* out_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
 };
 
 // Reads in[0, end).
 class Reader {
  public:
-  Reader(const std::string& in, std::size_t end) : in_(in), end_(end) {}
+  Reader(std::string_view in, std::size_t end) : in_(in), end_(end) {}
   template <class T>
   T value() {
     T v;
@@ -73,7 +78,7 @@ class Reader {
   std::size_t remaining() const { return end_ - pos_; }
 
  private:
-  const std::string& in_;
+  std::string_view in_;
   std::size_t end_;
   std::size_t pos_ = 0;
 };
@@ -123,11 +128,6 @@ void write_array(Writer& w, const T* data, std::size_t n) {
 }
 
 template <class T>
-void write_vector(Writer& w, const std::vector<T>& v) {
-  write_array(w, v.data(), v.size());
-}
-
-template <class T>
 void read_array(Reader& r, T* data, std::size_t n) {
   if (r.value<std::uint64_t>() != n) {
     throw std::invalid_argument("saved state has a different shape");
@@ -150,10 +150,29 @@ std::string Simulation::identity() const {
   return out.str();
 }
 
-std::string Simulation::save() const {
-  require_ready("save()");
+std::size_t Simulation::save_size() const {
   const ModelSpec& s = spec();
-  Writer w;
+  const std::size_t n = s.num_agents;
+  const std::size_t per_entity = model_->entity_state_size() + model_->public_size() +
+                                 sizeof(std::uint64_t) + sizeof(std::uint32_t) +
+                                 sizeof(std::uint64_t);
+  return kSaveHeader + 7 * sizeof(std::uint64_t) + s.num_entities * per_entity +
+         sizeof(std::uint64_t) + executor_->pending_count() * sizeof(Event) +
+         5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
+         n * (sizeof(*out_.rewards) + sizeof(*out_.terminations) + sizeof(*out_.truncations)) +
+         n * s.info_keys.size() * sizeof(*out_.infos) + identity().size() +
+         sizeof(std::uint64_t);
+}
+
+void Simulation::save_into(char* out, std::size_t size) const {
+  require_ready("save()");
+  if (size != save_size()) throw std::logic_error("save_into: size is not save_size()");
+  const ModelSpec& s = spec();
+  std::vector<Event> storage;  // used only by executors that cannot lend their events
+  const std::vector<const Event*> pending = pending_in_key_order(storage);
+  const std::string id = identity();
+  const std::size_t n = s.num_agents;
+  Writer w(out, size);
   w.bytes(kSaveMagic, sizeof(kSaveMagic));
   w.value<std::uint64_t>(0);  // the checksum, filled in below
   w.value<std::uint64_t>(s.num_entities);
@@ -171,23 +190,28 @@ std::string Simulation::save() const {
     w.value(rt.rng.used());
     w.value(rt.next_seq);
   }
-  write_vector(w, pending_events());
-  const std::size_t n = s.num_agents;
+  w.value<std::uint64_t>(pending.size());
+  for (const Event* e : pending) w.bytes(e, sizeof(Event));
   write_array(w, out_.observations, n * s.obs_dim);
   write_array(w, out_.rewards, n);
   write_array(w, out_.terminations, n);
   write_array(w, out_.truncations, n);
   write_array(w, out_.infos, n * s.info_keys.size());
-  const std::string id = identity();
   w.bytes(id.data(), id.size());
   w.value<std::uint64_t>(id.size());
-  const std::uint64_t sum =
-      payload_checksum(w.out.data() + kSaveHeader, w.out.size() - kSaveHeader);
-  std::memcpy(w.out.data() + sizeof(kSaveMagic), &sum, sizeof(sum));
-  return w.out;
+  if (w.written() != size) throw std::logic_error("save_into: wrote less than save_size()");
+  const std::uint64_t sum = save_checksum(out + kSaveHeader, size - kSaveHeader);
+  std::memcpy(out + sizeof(kSaveMagic), &sum, sizeof(sum));
 }
 
-void Simulation::load(const std::string& blob) {
+std::string Simulation::save() const {
+  std::string out(save_size(), '\0');
+  save_into(out.data(), out.size());
+  return out;
+}
+
+void Simulation::load(const char* data, std::size_t size) {
+  const std::string_view blob(data, size);
   const ModelSpec& s = spec();
   if (blob.size() < kSaveHeader) {
     throw std::invalid_argument("saved state is truncated (" + std::to_string(blob.size()) +
@@ -205,7 +229,7 @@ void Simulation::load(const std::string& blob) {
   }
   std::uint64_t sum;
   std::memcpy(&sum, blob.data() + sizeof(kSaveMagic), sizeof(sum));
-  if (sum != payload_checksum(blob.data() + kSaveHeader, blob.size() - kSaveHeader)) {
+  if (sum != save_checksum(blob.data() + kSaveHeader, blob.size() - kSaveHeader)) {
     refuse("the checksum does not match (the bytes were changed or truncated)");
   }
   // The identity trailer first: a save of another model or configuration is
@@ -217,7 +241,7 @@ void Simulation::load(const std::string& blob) {
     refuse("identity of " + std::to_string(id_size) + " bytes");
   }
   const std::size_t body_end = blob.size() - sizeof(id_size) - id_size;
-  const std::string saved_id = blob.substr(body_end, id_size);
+  const std::string saved_id(blob.substr(body_end, id_size));
   const std::string own_id = identity();
   if (saved_id != own_id) throw std::invalid_argument(identity_difference(saved_id, own_id));
   Reader r(blob, body_end);
@@ -317,7 +341,7 @@ void Simulation::load(const std::string& blob) {
     rt.next_seq = streams[e].next_seq;
   }
   executor_->clear();
-  for (const Event& ev : pending) executor_->insert(ev);
+  executor_->insert_all(pending.data(), pending.size());
   read_array(r, out_.observations, n * s.obs_dim);
   read_array(r, out_.rewards, n);
   read_array(r, out_.terminations, n);

@@ -19,6 +19,10 @@ class SerialExecutor final : public Executor, private EventSink {
   void initialize() override;
   void insert(const Event& event) override { queue_.push(event); }
   void collect_pending(std::vector<Event>& out) const override;
+  bool pending_in_place(std::vector<const Event*>& out) const override {
+    queue_.for_each([&out](const Event& e) { out.push_back(&e); });
+    return true;
+  }
   std::size_t pending_count() const override { return queue_.size(); }
   void run_step(const StepWindow& window, StepStats& stats) override;
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override {

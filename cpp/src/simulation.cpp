@@ -11,6 +11,7 @@
 
 #include "compiled_model.hpp"
 #include "digest.hpp"
+#include "key_order.hpp"
 #include "platform.hpp"
 #include "seer/errors.hpp"
 #include "seer/memory.hpp"
@@ -378,11 +379,22 @@ void Simulation::boundary() {
   });
 }
 
+std::vector<const Event*> Simulation::pending_in_key_order(std::vector<Event>& storage) const {
+  std::vector<const Event*> events;
+  events.reserve(executor_->pending_count());
+  if (!executor_->pending_in_place(events)) {
+    copy_pending(*executor_, storage);
+    for (const Event& e : storage) events.push_back(&e);
+  }
+  sort_by_key(events);
+  return events;
+}
+
 std::vector<Event> Simulation::pending_events() const {
-  std::vector<Event> pending;
-  copy_pending(*executor_, pending);
-  std::sort(pending.begin(), pending.end(), key_less);
-  return pending;
+  std::vector<Event> storage;
+  std::vector<Event> sorted;
+  for (const Event* e : pending_in_key_order(storage)) sorted.push_back(*e);
+  return sorted;
 }
 
 std::uint64_t Simulation::digest() const {
@@ -397,7 +409,8 @@ std::uint64_t Simulation::digest() const {
     d.add_value(rt.rng.used());
     d.add_value(rt.next_seq);
   }
-  for (const Event& event : pending_events()) d.add(&event, sizeof(Event));
+  std::vector<Event> storage;
+  for (const Event* e : pending_in_key_order(storage)) d.add(e, sizeof(Event));
   return d.value();
 }
 

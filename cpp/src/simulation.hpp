@@ -109,6 +109,11 @@ class Simulation {
   double last_step_seconds() const { return last_step_seconds_; }
   std::size_t pending_count() const { return executor_->pending_count(); }
   std::vector<Event> pending_events() const;  // sorted by key
+  // Pointers to the pending events in key order, valid until the pending
+  // set changes: where the executor holds them (Executor::pending_in_place),
+  // else into `storage`, a copy (key_order.hpp: a radix sort of the times'
+  // bits); save() gathers straight from them into the snapshot.
+  std::vector<const Event*> pending_in_key_order(std::vector<Event>& storage) const;
 
   // Hash of every entity state, snapshot, random stream position, sequence
   // counter and pending event (sorted by key), plus the clock.
@@ -117,7 +122,12 @@ class Simulation {
   // identity() of its Simulation; load() refuses one of another identity
   // (another model, size or parameter) with a message naming what differs.
   std::string save() const;
-  void load(const std::string& blob);
+  // save() into out[0, size), size == save_size(): no copy beyond the
+  // snapshot itself (the bindings write straight into a Python bytes).
+  std::size_t save_size() const;
+  void save_into(char* out, std::size_t size) const;
+  void load(const char* data, std::size_t size);
+  void load(const std::string& blob) { load(blob.data(), blob.size()); }
   // The parameters the model was built with (make_model's `used`): part of
   // identity(). Models built without the registry (compiled ones) have none.
   void set_config(std::map<std::string, double> used) { config_ = std::move(used); }

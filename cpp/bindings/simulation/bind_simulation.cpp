@@ -210,15 +210,18 @@ void bind_simulation(py::module_& m) {
            [](PySimulation& self) {
              // Guarded: a save taken while a step runs would mix two boundaries.
              BusyGuard guard(self.busy, "save");
-             return py::bytes(self.sim->save());
+             return save_to_bytes(*self.sim);
            },
-           "Everything needed to continue identically, on any executor (see load).")
+           "Everything needed to continue identically, on any executor (see load): a flat, "
+           "checksummed snapshot written with plain copies (about the live state's size).")
       .def("load",
-           [](PySimulation& self, const py::bytes& blob) {
+           [](PySimulation& self, const py::object& blob) {
              BusyGuard guard(self.busy, "load");
-             self.sim->load(std::string(blob));
+             load_from_buffer(*self.sim, blob);
            },
-           py::arg("blob"), "Continue from a save() of the same model and config.")
+           py::arg("blob"),
+           "Continue from a save() of the same model and config (any bytes-like object, read "
+           "in place); ValueError, changing nothing, for a corrupt save or another config's.")
       .def("observations",
            [](PySimulation& self) {
              require_idle(self.busy, "observations");

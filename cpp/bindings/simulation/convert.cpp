@@ -13,6 +13,36 @@ namespace py = pybind11;
 
 namespace seer::bindings {
 
+py::bytes save_to_bytes(const Simulation& sim) {
+  const std::size_t size = sim.save_size();
+  py::bytes out = py::reinterpret_steal<py::bytes>(
+      PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size)));
+  if (!out) throw py::error_already_set();
+  char* data = PyBytes_AS_STRING(out.ptr());
+  {
+    py::gil_scoped_release release;  // `out` is not shared yet: nothing else reads it
+    sim.save_into(data, size);
+  }
+  return out;
+}
+
+void load_from_buffer(Simulation& sim, const py::object& blob) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(blob.ptr(), &view, PyBUF_SIMPLE) != 0) {
+    PyErr_Clear();
+    throw std::invalid_argument(
+        "blob must be a bytes-like object (bytes, bytearray, memoryview, a contiguous uint8 "
+        "array), got " + std::string(py::str(py::type::of(blob).attr("__name__"))));
+  }
+  // The export pins the buffer (a bytearray cannot resize) until released.
+  struct Release {
+    Py_buffer* view;
+    ~Release() { PyBuffer_Release(view); }
+  } release_view{&view};
+  py::gil_scoped_release release;
+  sim.load(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len));
+}
+
 CallOrderError call_in_progress(const char* what) {
   return CallOrderError(std::string(what) +
                         "() called while another call on this env is in progress (in another "

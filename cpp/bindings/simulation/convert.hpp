@@ -47,6 +47,14 @@ inline void require_idle(const std::atomic<bool>& busy, const char* what) {
   if (!idle_under_gil(busy)) throw call_in_progress(what);
 }
 
+// sim.save() as a Python bytes written in place (no copy beyond the
+// snapshot), the GIL released while it is filled.
+pybind11::bytes save_to_bytes(const Simulation& sim);
+// sim.load() from a bytes-like object (bytes, bytearray, memoryview, a
+// contiguous uint8 array), read in place with the GIL released; ValueError
+// for anything else.
+void load_from_buffer(Simulation& sim, const pybind11::object& blob);
+
 // What `sim`'s last step did, as Simulation.last_step returns it.
 pybind11::dict last_step_dict(const Simulation& sim);
 // Its docstring.

@@ -460,14 +460,14 @@ void bind_vector(py::module_& m) {
            [](PyVectorSimulation& self, std::size_t i) {
              require_no_step_in_flight(self);
              BusyGuard guard(self.busy, "save");
-             return py::bytes(self.vec->at(i).save());
+             return save_to_bytes(self.vec->at(i));
            },
            py::arg("index"), "Save instance `index` (as Simulation.save).")
       .def("load",
-           [](PyVectorSimulation& self, std::size_t i, const py::bytes& blob) {
+           [](PyVectorSimulation& self, std::size_t i, const py::object& blob) {
              require_no_step_in_flight(self);
              BusyGuard guard(self.busy, "load");
-             self.vec->at(i).load(std::string(blob));
+             load_from_buffer(self.vec->at(i), blob);
            },
            py::arg("index"), py::arg("blob"), "Load a save() into instance `index`.")
       .def("last_step",
