@@ -1,12 +1,16 @@
 """The decision cache: one JSON file of STPA decisions per (env, config, machine).
 
-The file lives at ``$SEER_STPA_CACHE`` if set (``off``, ``0``, ``none`` or
-empty disable caching), else ``$XDG_CACHE_HOME/seer_env/stpa.json``
+The file lives at ``$SEER_STPA_CACHE`` if set (``off``, ``0``, ``none``,
+empty or the null device ``/dev/null`` disable caching), else
+``$XDG_CACHE_HOME/seer_env/stpa.json``
 (``~/.cache/seer_env/stpa.json``); a relative ``XDG_CACHE_HOME`` is ignored (as
 the XDG spec says) and an empty or relative ``HOME`` means no cache (never
 ``/.cache`` or a directory relative to wherever the process runs). It is a
 cache, never a source of truth: an unreadable, corrupt or unwritable file means
-a miss or a skipped store, reported but never raised. Every entry is checked
+a miss or a skipped store, reported but never raised. A path that exists and
+is not a regular file (a FIFO, a device, a directory, a symlink to one of
+these; a symlink to a regular file is followed) is a miss and left alone: it
+is never opened for a blocking read and never replaced. Every entry is checked
 for its shape when the file is read (anything else is dropped, so no malformed
 entry reaches the caller or the eviction). Writes go to a temporary file that
 replaces the old one, so concurrent processes never see half a file (the last
@@ -24,6 +28,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -36,14 +41,76 @@ DISABLED = ("", "off", "0", "none", "false", "no")
 ENV_VAR = "SEER_STPA_CACHE"  # a path, or off
 
 
+def is_null_device(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names the null device (``/dev/null``, or a link to it): cache off.
+
+    Only ``stat`` is called: the device is never opened.
+    """
+    if os.path.normpath(os.path.abspath(path)) == os.devnull:
+        return True
+    try:
+        return os.path.samefile(path, os.devnull)
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return False
+
+
+def not_a_regular_file(path: Path) -> str | None:
+    """What ``path`` is when it exists and is not a regular file, else None.
+
+    A symlink is followed (to a regular file it is fine, to anything else it
+    is not; a dangling one is a file yet to be written). ``stat`` opens
+    nothing, so a FIFO or a device is never read from here.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return f"cannot be examined ({type(exc).__name__}: {exc})"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    kind = next((name for test, name in kinds if test(mode)), "not a regular file")
+    return f"is {kind}, not a regular file"
+
+
+def _read_regular(path: Path) -> str | None:
+    """The text of ``path`` if it is a regular file of at most MAX_FILE_BYTES, else None.
+
+    Opened without blocking (a FIFO swapped in after a ``stat`` cannot hang
+    the read) and checked again on the open descriptor, which no rename can
+    change.
+    """
+    if not_a_regular_file(path) is not None:
+        return None  # never opened: opening some devices has effects
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        data = f.read(MAX_FILE_BYTES + 1)
+    return None if len(data) > MAX_FILE_BYTES else data.decode()
+
+
 def default_path() -> Path | None:
     """Where the cache lives, or None when ``SEER_STPA_CACHE`` disables it.
 
-    None too when there is no home directory to put it in (then nothing is cached).
+    None too when there is no home directory to put it in (then nothing is
+    cached), and for ``SEER_STPA_CACHE=/dev/null``: the usual way to say
+    "off", never a file to replace.
     """
     override = os.environ.get(ENV_VAR)
     if override is not None:
-        return None if override.strip().lower() in DISABLED else Path(override)
+        if override.strip().lower() in DISABLED or is_null_device(override):
+            return None
+        return Path(override)
     base = os.environ.get("XDG_CACHE_HOME")
     if not base or not os.path.isabs(base):  # XDG: a relative path is invalid, ignored
         home = os.environ.get("HOME")
@@ -99,6 +166,10 @@ def valid_entry(entry: object) -> bool:
     return _shallow(entry)
 
 
+class _LeftAlone(Exception):
+    """The cache path turned out not to be a regular file: nothing is written."""
+
+
 class DecisionCache:
     """Get and put decisions in one cache file; every failure becomes a status string."""
 
@@ -110,9 +181,10 @@ class DecisionCache:
         if self.path is None:
             return {}
         try:
-            if self.path.stat().st_size > MAX_FILE_BYTES:
+            text = _read_regular(self.path)
+            if text is None:  # not a regular file, or too large to be ours
                 return {}
-            data = json.loads(self.path.read_text())
+            data = json.loads(text)
         except FileNotFoundError:
             return {}
         # ValueError covers bad JSON, UnicodeDecodeError and a NUL in the path;
@@ -138,6 +210,16 @@ class DecisionCache:
         """
         if self.path is None:
             return f"disabled ({ENV_VAR}=off)"
+        # Write where a symlink points (replacing the link would break it),
+        # and never over something that is not a regular file: /dev/null run
+        # as root would become a JSON file.
+        try:
+            target = Path(os.path.realpath(self.path))
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            return f"not stored ({type(exc).__name__}: {exc})"
+        other = not_a_regular_file(target)
+        if other is not None:
+            return f"not stored ({target} {other}: left alone)"
         entries = self._load_all()
         old = entries.get(key)
         if provisional and old is not None and not old.get("provisional", False):
@@ -152,16 +234,23 @@ class DecisionCache:
         except (TypeError, ValueError, RecursionError) as exc:  # not JSON-ready: a bug, not fatal
             return f"not stored ({type(exc).__name__}: {exc})"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".stpa-", dir=self.path.parent)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".stpa-", dir=target.parent)
             try:
                 with os.fdopen(fd, "w") as f:
                     f.write(text)
-                os.replace(tmp, self.path)
+                # Checked again just before the replace (a FIFO may have
+                # appeared while the file was written).
+                other = not_a_regular_file(target)
+                if other is not None:
+                    raise _LeftAlone(f"{target} {other}: left alone")
+                os.replace(tmp, target)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
                 raise
+        except _LeftAlone as exc:
+            return f"not stored ({exc})"
         except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
             return f"not stored ({type(exc).__name__}: {exc})"
         return "stored"

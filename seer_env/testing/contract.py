@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable
 
 import seer_env
+from seer_env.testing.arguments import seed_list, step_count
 from seer_env.testing.equivalence import EnvFn
 from seer_env.testing.trajectory import Policy, compare_frames, random_policy, step_outputs
 
@@ -128,7 +129,12 @@ def check_contract(
 
     Returns:
         The ``ContractReport`` (``report.ok``, ``report.violations``).
+
+    Raises:
+        ValueError: ``seeds=()`` or ``steps=0``: a report of no seed or no
+            step would say "no violations" having checked nothing.
     """
+    seeds, steps = seed_list(seeds), step_count(steps)
     policy = policy or random_policy
     report = ContractReport()
     for seed in seeds:

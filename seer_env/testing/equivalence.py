@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from seer_env import _core
 from seer_env.model_source import is_numba_model, runs_on_threads
 from seer_env.models.python_model import PythonModel
+from seer_env.testing.arguments import compared_executors, seed_list, step_count, thread_counts
 from seer_env.testing.trajectory import Policy, compare_frames, first_difference, record
 
 EnvFn = Callable[..., object]
@@ -81,8 +82,12 @@ def assert_serial_equivalent(
         AssertionError: naming the executor, thread count, seed, step, output
             and agent of the first difference, with both values; or naming the
             executor and thread count an env ran on instead of those requested.
+        ValueError: arguments that leave nothing to compare (``seeds=()``,
+            ``threads=()``, ``steps=0``, ``executors=("serial",)``), naming them.
     """
-    names = [e for e in (executors or _core.executor_names()) if e != "serial"]
+    seeds, steps = seed_list(seeds), step_count(steps)
+    threads = thread_counts(threads)
+    names = compared_executors(executors, _core.executor_names())
     runs = [(e, n, {"executor": e, "num_threads": n}) for e in names for n in threads]
     for seed in seeds:
         env = env_fn(executor="serial", num_threads=1)
@@ -156,7 +161,9 @@ def assert_models_equivalent(
     Raises:
         AssertionError: naming the seed, step, output and agent of the first
             difference, with model a's value first.
+        ValueError: ``seeds=()`` or ``steps=0`` (nothing to compare), naming it.
     """
+    seeds, steps = seed_list(seeds), step_count(steps)
     a, b = env_fn_a(), env_fn_b()
     try:
         found = _spaces_difference(a, b)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from seer_env.testing.arguments import seed_list, step_count, thread_counts
 from seer_env.testing.equivalence import assert_serial_equivalent
 from seer_env.testing.trajectory import Policy, compare_frames, record
 
@@ -29,9 +30,12 @@ def assert_modes_equivalent(
     Raises:
         AssertionError: naming the seed, step, output and agent of the first
             difference, with the interpreted value first.
+        ValueError: ``seeds=()``, ``threads=()`` or ``steps=0``, naming it.
     """
     from seer_env.env import SeerParallelEnv
 
+    seeds, steps = seed_list(seeds), step_count(steps)
+    threads = thread_counts(threads)
     config = dict(config or {})
     for seed in seeds:
         env = SeerParallelEnv(model, {**config, "compiled": False}, num_threads=1)

@@ -48,6 +48,7 @@ from seer_env.model_source import is_numba_model
 from seer_env.models.numba import NumbaModel
 from seer_env.models.numba.kernel import numba_available
 from seer_env.models.python_model import PythonModel
+from seer_env.testing.arguments import compared_executors, seed_list, step_count, thread_counts
 from seer_env.testing.contract import check_contract
 from seer_env.testing.declaration import declaration_difference, declaration_of
 from seer_env.testing.equivalence import _spaces_difference, require_runtime, serial_only_reason
@@ -351,7 +352,7 @@ def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) 
         runs = [("serial with check=True", {"executor": "serial", "num_threads": 1, "check": True})]
         skipped = f"parallel executors skipped ({layout.serial_only})"
     else:
-        names = [e for e in (executors or _core.executor_names()) if e != "serial"]
+        names = compared_executors(executors, _core.executor_names())
         runs = [
             (f"executor {e!r} with {n} threads", {"executor": e, "num_threads": n})
             for e in names
@@ -495,8 +496,9 @@ def verify(
         config: the model config (for an env factory: keywords it receives).
         seeds: episode seeds (3 or more catch most reset bugs).
         steps: steps per episode.
-        threads: thread counts of the serial-equivalence check.
-        executors: executors compared with serial (default: all).
+        threads: thread counts of the serial-equivalence check (at least one).
+        executors: executors compared with serial (default: all); naming only
+            ``"serial"`` is refused, as it leaves nothing to compare.
         policy: ``policy(seed, step, env) -> actions`` (default: ``random_policy``).
         strict: raise ``AssertionError`` with the report when a check fails.
 
@@ -505,13 +507,14 @@ def verify(
 
     Raises:
         AssertionError: with ``strict``, the report, when a check failed.
+        ValueError: arguments that leave a check nothing to compare
+            (``seeds=()``, ``threads=()``, ``steps=0``, ``executors=("serial",)``),
+            naming the argument and the value, before anything runs.
     """
     start = time.perf_counter()
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must name at least one seed, got []")
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    seeds, steps = seed_list(seeds), step_count(steps)
+    threads = thread_counts(threads)
+    compared_executors(executors, _core.executor_names())  # refused before any check runs
     port_fn = _env_fn(port, config)
     proto_fn = _env_fn(prototype, config) if prototype is not None else None
     report = VerifyReport()

@@ -73,10 +73,14 @@ an interrupt (``loop_polls``), so Ctrl-C stops even a loop that never ends.
 Compiled code is cached on disk (numba's cache; the generated entry points
 under ``~/.cache/seer_env/numba`` or ``$SEER_ENV_NUMBA_CACHE``): the first
 construction of a model class compiles (seconds, a progress line on stderr),
-later ones in any process load it.
+later ones in any process load it. The key holds the sources and the values
+numba freezes into the code (globals and closure variables the handlers
+reach, ``frozen_values``): a model reading a value that cannot be hashed
+stably is not cached on disk (``compile_report()`` says why).
 
 The package: ``model`` (the base class), ``compile`` (compiled mode), its
 ``entry_points`` (the generated C entry points), ``cache`` (the on-disk cache),
+``frozen_values`` (the global values its key holds),
 ``abi`` (``handler_api`` in compiled code) and ``loop_polls`` (the interrupt
 polls numba inserts), ``interpreted`` (interpreted
 mode) and ``kernel`` (helpers of the handlers).

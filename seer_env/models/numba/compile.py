@@ -78,21 +78,6 @@ def _compile_entry(cls: type, hook: str, entry: str, fn, kernel, cacheable: bool
     raise AssertionError("not reached")
 
 
-def _kernels_called(functions) -> list:
-    """The ``@kernel`` helpers that ``functions`` call by a global name, transitively."""
-    found, todo = [], list(functions)
-    while todo:
-        fn = todo.pop()
-        fn = getattr(fn, "py_func", fn)
-        code, names = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
-        for name in code.co_names if code is not None else ():
-            helper = names.get(name)
-            if getattr(helper, "_seer_kernel", False) and helper not in found:
-                found.append(helper)
-                todo.append(helper)
-    return found
-
-
 def _refuse_read_only_writes(cls: type, hook: str, fn) -> None:
     """NumbaCompileError when handler ``fn`` writes one of its read-only records."""
     from seer_env.models.numba import read_only
@@ -118,7 +103,12 @@ _REPORT: dict[str, dict] = {}
 
 
 def compile_report() -> dict[str, dict]:
-    """Per compiled model class: ``{"seconds": ..., "from_cache": bool}`` of this process."""
+    """Per compiled model class of this process: ``seconds``, ``from_cache`` and ``disk_cache``.
+
+    ``disk_cache`` is ``"on"``, or ``"off: "`` and why the compiled code is
+    not cached on disk (a global value that cannot be hashed stably, a class
+    without a source file, an unwritable cache directory).
+    """
     return {name: dict(info) for name, info in _REPORT.items()}
 
 
@@ -138,7 +128,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
         )
     import numba
 
-    from seer_env.models.numba import abi, entry_points, loop_polls, read_only
+    from seer_env.models.numba import abi, entry_points, frozen_values, loop_polls, read_only
 
     records = cls._records()
     hooks = cls._hooks()
@@ -146,17 +136,21 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     entries = {hook: entry_points.entry_of(hook, discrete) for hook in hooks}
     body = "".join(entry_points.entry_source(h, e) for h, e in entries.items())
     # Everything the compiled code depends on: edits to any of these files
-    # must not load stale code (numba itself tracks only a function's own file).
+    # must not load stale code (numba itself tracks only a function's own file),
+    # and the values numba freezes into it (globals, closure variables).
+    values, called, unhashable = frozen_values.frozen_values(hooks.values())
     sources = {cache.source_bytes(c) for c in cls.__mro__ if c is not object}
     sources |= {cache.source_bytes(getattr(fn, "py_func", fn)) for fn in hooks.values()}
-    sources |= {cache.source_bytes(fn) for fn in _kernels_called(hooks.values())}
+    sources |= {cache.source_bytes(getattr(fn, "py_func", fn)) for fn in called}
     digest = cache.inputs_digest(
         [
             body.encode(),
             *sorted(sources),
+            frozen_values.digest(values),
             cache.source_bytes(abi),
             cache.source_bytes(handler_api),
             cache.source_bytes(entry_points),
+            cache.source_bytes(frozen_values),
             cache.source_bytes(loop_polls),
             cache.source_bytes(read_only),
             cache.source_bytes(sys.modules[numba_available.__module__]),
@@ -168,7 +162,14 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     )
     qualname = f"{cls.__module__}.{cls.__qualname__}"
     text = entry_points.HEADER.format(qualname=qualname, digest=digest) + body
-    cacheable = b"" != cache.source_bytes(cls) and "<locals>" not in cls.__qualname__
+    not_cached = None  # why the compiled code is not cached on disk
+    if unhashable is not None:
+        not_cached = unhashable  # never a hit compiled with another value
+    elif b"" == cache.source_bytes(cls):
+        not_cached = "the class has no source file"
+    elif "<locals>" in cls.__qualname__:
+        not_cached = "the class is defined inside a function"
+    cacheable = not_cached is None
     path = cache.entry_file(qualname, digest)
     cached = cacheable and path.exists()
     if not cached:
@@ -182,7 +183,7 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
             print(
                 f"seer_env: cannot cache compiled code in {path.parent}: {error}", file=sys.stderr
             )
-            cacheable = False
+            cacheable, not_cached = False, f"cannot write {path.parent}: {error}"
     # A real module: numba finds a function's globals by its module's name
     # when it loads the function from its cache.
     module = types.ModuleType(f"seer_env_numba_entry_{path.stem}")
@@ -208,9 +209,9 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     exec(compile(text, str(path) if cacheable else f"<{qualname} entry points>", "exec"), namespace)
 
     if not cached:
+        where = f"once; cached in {path.parent}" if cacheable else f"not cached: {not_cached}"
         print(
-            f"seer_env: compiling {cls.__name__}'s {len(hooks)} handlers with numba "
-            f"(once; cached in {path.parent})...",
+            f"seer_env: compiling {cls.__name__}'s {len(hooks)} handlers with numba ({where})...",
             file=sys.stderr,
             flush=True,
         )
@@ -227,7 +228,11 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
     seconds = time.perf_counter() - started
     compiled = _Compiled(addresses, cfuncs, seconds, cached)
     _COMPILED[key] = compiled
-    _REPORT[qualname] = {"seconds": seconds, "from_cache": cached}
+    _REPORT[qualname] = {
+        "seconds": seconds,
+        "from_cache": cached,
+        "disk_cache": "on" if cacheable else f"off: {not_cached}",
+    }
     if not cached:
         print(f"seer_env: compiled {cls.__name__} in {seconds:.1f} s", file=sys.stderr, flush=True)
     return compiled
