@@ -81,6 +81,17 @@ PARAMS = np.dtype(
 
 
 @kernel
+def earliest_cross_time(now, lookahead):
+    """``now + lookahead``, or the next time after ``now`` where the clock cannot tell them apart.
+
+    As ``Context::earliest_cross_time`` in C++: a handoff never breaks the contract, whatever
+    the lookahead (``1e-300``) or the clock.
+    """
+    t = now + lookahead
+    return t if t > now else np.nextafter(now, math.inf)
+
+
+@kernel
 def neighbour(cell, direction, params):
     """Cell next to ``cell`` in ``direction`` (0 x-1, 1 x+1, 2 y-1, 3 y+1) on the torus."""
     width, height = params["width"], params["height"]
@@ -142,7 +153,7 @@ def schedule_idle(ctx, phone, params):
             phone["next_move"] += api.exponential(ctx, params["move_interval"])
         # The deviation (pcs.hpp): nothing reaches another cell before now + L,
         # nothing reaches this one before now.
-        earliest = now if cell == me else now + params["handoff_delay"]
+        earliest = now if cell == me else earliest_cross_time(now, params["handoff_delay"])
         if phone["next_call"] >= earliest:
             break
         phone["next_call"] = earliest
@@ -240,6 +251,7 @@ class NumbaPcs(NumbaModel):
             if p.get("high_is_cap") and c[p["name"]] > p["high"]:
                 raise ValueError(f"{p['name']} must be <= {p['high']!r}, got {c[p['name']]!r}")
         require_mean_ratio("move_interval", c["move_interval"], "call_interval", c["call_interval"])
+        require_mean_ratio("move_interval", c["move_interval"], "handoff_delay", c["handoff_delay"])
         require_mean_ratio("call_interval", c["call_interval"], "call_duration", c["call_duration"])
         cells = c["width"] * c["height"]
         if cells * c["phones_per_cell"] > 1e8:
@@ -332,7 +344,9 @@ class NumbaPcs(NumbaModel):
         elif kind == HANDOFF_OUT:
             release_channel(state, phone, params)
             target = neighbour(api.self_id(ctx), api.below(ctx, 4), params)
-            api.schedule(ctx, target, now + params["handoff_delay"], HANDOFF_IN, phone)
+            api.schedule(
+                ctx, target, earliest_cross_time(now, params["handoff_delay"]), HANDOFF_IN, phone
+            )
         elif kind == HANDOFF_IN:
             step["handoffs_in"] += ONE
             total["handoffs_in"] += ONE

@@ -149,7 +149,8 @@ def _preflight(
                 "upper_quartile_s": quartiles[c],
                 "min_s": min(times),
                 "samples": len(times),
-                "speedup_vs_serial": medians[SERIAL] / medians[c],
+                # A median of 0 s: a clock too coarse for a tiny env's steps.
+                "speedup_vs_serial": medians[SERIAL] / medians[c] if medians[c] > 0 else 1.0,
             }
         )
     allowed = [c for c in timed_candidates if executor is None or c.executor == executor]
