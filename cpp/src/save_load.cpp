@@ -351,6 +351,7 @@ void Simulation::load(const char* data, std::size_t size) {
   model_->after_snapshot();
   has_reset_ = true;
   needs_reset_ = false;
+  ++generation_;
 }
 
 }  // namespace seer

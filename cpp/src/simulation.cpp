@@ -263,6 +263,7 @@ void Simulation::reset(std::uint64_t seed) {
   boundary();
   has_reset_ = true;
   needs_reset_ = false;
+  ++generation_;
 }
 
 StepWindow Simulation::begin_step(const void* actions, const std::uint8_t* alive) {

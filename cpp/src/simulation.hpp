@@ -84,6 +84,9 @@ class Simulation {
   std::uint64_t pending_limit() const { return pending_limit_; }
 
   bool needs_reset() const { return needs_reset_; }
+  // Counts completed reset() and load() calls: a wrapper that keeps its own
+  // episode bookkeeping sees that the state was replaced behind its back.
+  std::uint64_t generation() const { return generation_; }
   // In a child forked while a call ran on another thread: the state and the
   // executor are torn (the threads that were changing them do not exist
   // here). Only sets flags (safe in a pthread_atfork child handler); reset()
@@ -170,6 +173,7 @@ class Simulation {
   bool executor_torn_ = false;  // forked mid-call: reset() replaces the executor
   std::uint64_t pending_limit_ = UINT64_MAX;  // the memory guard (set_pending_limit)
   std::map<std::string, double> config_;      // set_config: part of identity()
+  std::uint64_t generation_ = 0;              // completed resets and loads
   double now_ = 0.0;
   std::uint64_t steps_ = 0;
   std::uint64_t events_total_ = 0;

@@ -363,6 +363,10 @@ void bind_simulation(py::module_& m) {
                              [](PySimulation& self) { return self.sim->options().event_budget; },
                              "Max events in one step (0: unlimited).")
       .def_property_readonly(
+          "generation", [](PySimulation& self) { return self.sim->generation(); },
+          "Completed reset() and load() calls: the env wrappers compare it to see a load "
+          "made behind their back.")
+      .def_property_readonly(
           "pending_limit", [](PySimulation& self) { return self.sim->pending_limit(); },
           "The memory guard: most events pending at once during a step (half of the memory "
           "available when it was made, at 152 B an event); a cascade past it raises "
