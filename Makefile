@@ -127,7 +127,11 @@ DIST ?= build/dist
 WHEELHOUSE ?= build/wheelhouse
 SMOKE_VENV ?= build/smoke-venv
 
+# Tools outside the README's install: each target says which extra brings its tool.
+need = @command -v $(1) >/dev/null 2>&1 || { echo "make $@ needs $(1): pip install -e '.[$(2)]'"; exit 2; }
+
 wheel:
+	$(call need,auditwheel,release)
 	rm -rf $(DIST) $(WHEELHOUSE)
 	$(PYTHON) -m build -o $(DIST)
 	auditwheel repair -w $(WHEELHOUSE) $(DIST)/*.whl
@@ -167,10 +171,12 @@ model-check:  # the round protocol's spin model: passes, and fails with each pla
 	bash model/check.sh
 
 lint:
+	$(call need,ruff,dev)
 	ruff check seer_env bench training tests examples tools
 	ruff format --check seer_env bench training tests examples tools
 
 format:
+	$(call need,ruff,dev)
 	ruff format seer_env bench training tests examples tools
 	ruff check --fix seer_env bench training tests examples tools
 
