@@ -146,6 +146,14 @@ class SeerParallelEnv(ParallelEnv):
         self.agents: list[str] = []
         self._episode_seed: int | None = None
         self._cycles = 0
+        # The live agents by row (bool over possible_agents), the env's own record:
+        # `agents` is the user's list, which may be reordered but must name them all.
+        self._live = np.zeros(len(self.possible_agents), dtype=bool)
+        self._all_live = False
+        # (call, episode seed before it): set before a step or reset hands its
+        # work to the runtime, cleared once its bookkeeping is done. An
+        # exception (Ctrl-C) in between leaves it: step() refuses until reset().
+        self._torn: tuple[str, int | None] | None = None
 
     def _new_simulation(self) -> _core.Simulation:
         return new_simulation(self._model, self._model_config, **self._options)
@@ -215,25 +223,36 @@ class SeerParallelEnv(ParallelEnv):
     def reset(
         self, seed: int | None = None, options: dict | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
-        """Start an episode; returns ``(observations, infos)`` for every agent."""
+        """Start an episode; returns ``(observations, infos)`` for every agent.
+
+        Interrupted (Ctrl-C) once it has reached the runtime, the env refuses
+        ``step()`` until a ``reset()`` completes; an interrupted reset does not
+        advance the seed sequence (docs/reliability.md, *Ctrl-C during a step*).
+        """
         self._require_idle("reset()")
         seed = validate_seed(seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
-        seed = episode_seed(seed, self._episode_seed, self._seed)
+        # An interrupted call counts for nothing: continue from the seed before it.
+        previous = self._episode_seed if self._torn is None else self._torn[1]
+        seed = episode_seed(seed, previous, self._seed)
         if self._stpa_request is not None:
             self._choose_executor()
-        if self._episode_seed is None:  # the first episode: check its first steps
+        self._torn = ("reset()", previous)  # until the bookkeeping below is done
+        if previous is None:  # the first episode: check its first steps
             self.sim.check_next_steps(self._check_steps)
         self.sim.reset(seed)
         self._episode_seed = seed
         self._cycles = 0
         self.agents = list(self.possible_agents)
+        self._live = np.ones(len(self.possible_agents), dtype=bool)
+        self._all_live = True
+        self._torn = None
         # The bridge copies the observations into a buffer of its own: no
         # returned row aliases what a later step writes.
         obs, _, _, _, infos = self.sim.output_views()
-        self._building_outputs = True
         try:
+            self._building_outputs = True
             return self._dicts.reset_outputs(self.agents, obs, infos)
         finally:
             self._building_outputs = False
@@ -274,6 +293,11 @@ class SeerParallelEnv(ParallelEnv):
             raise RuntimeError("step() called before reset()")
         if self.sim.needs_reset:
             raise RuntimeError("step() called after a failed step; call reset() first")
+        if self._torn is not None:
+            raise RuntimeError(
+                f"step() called after a {self._torn[0]} that was interrupted (Ctrl-C) once the "
+                "runtime had begun it; call reset() first"
+            )
         if not self.agents:
             raise RuntimeError("step() called with no live agents (episode over); call reset()")
 
@@ -298,22 +322,31 @@ class SeerParallelEnv(ParallelEnv):
         # to word) goes through the one ActionChecker.
         fast = self._dicts.actions(actions, live) if type(actions) is dict else None
         if fast is None:
-            self._dicts.live_rows(live)  # ValueError: `agents` names an agent twice, or no agent
+            # ValueError: `agents` names an agent twice, or no agent
+            rows = self._dicts.live_rows(live)
+            self._require_live_agents(rows)
             arr, alive = self._actions.check_dict(actions, live, self._agent_index)
         else:
             arr, alive = fast
+            self._require_live_agents(alive, mask=True)
+        self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
         self.sim.step(arr, alive)
         self._cycles += 1
+        over = self._cycles >= self.max_cycles
+        views = self.sim.output_views()
         # The bridge reads the runtime's buffers in place and copies the
         # observations into a buffer of its own, one nobody else holds (no
         # returned row aliases what a later step writes): see DictBridge.
-        self._building_outputs = True
         try:
+            self._building_outputs = True
             obs, rewards, terms, truncs, infos, self.agents = self._dicts.step_outputs(
-                live, *self.sim.output_views(), self._cycles >= self.max_cycles
+                live, *views, over
             )
         finally:
             self._building_outputs = False
+        if len(self.agents) != len(live):
+            self._agents_left(views[2].view(bool) | views[3].view(bool), over)
+        self._torn = None
         return obs, rewards, terms, truncs, infos
 
     def step_arrays(
@@ -337,6 +370,7 @@ class SeerParallelEnv(ParallelEnv):
         # None in the common case (agents is possible_agents, in order: no index
         # work); else each live agent's row, by name (agents may be reordered).
         rows = self._dicts.live_rows(live_names)
+        self._require_live_agents(rows)
         if rows is None:
             alive = live = None
         else:
@@ -344,18 +378,58 @@ class SeerParallelEnv(ParallelEnv):
             alive[rows] = 1
             live = alive.view(bool)
         arr = self._actions.check_array(actions, n, live=live, names=self.possible_agents)
+        self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
         self.sim.step(arr, alive)
         self._cycles += 1
         terms = self.sim.terminations()
         truncs = self.sim.truncations()
-        if self._cycles >= self.max_cycles:
+        over = self._cycles >= self.max_cycles
+        if over:
             truncs[:] = True
         done = terms | truncs
-        if rows is not None:
-            done = done[rows]
-        if done.any():
-            self.agents = [a for a, d in zip(live_names, done.tolist()) if not d]
+        done_live = done if rows is None else done[rows]
+        if done_live.any():
+            self._agents_left(done, over)
+            self.agents = [a for a, d in zip(live_names, done_live.tolist()) if not d]
+        self._torn = None
         return self.sim.observations(), self.sim.rewards(), terms, truncs
+
+    def _require_live_agents(self, rows: np.ndarray | None, *, mask: bool = False) -> None:
+        """ValueError unless ``agents`` names exactly the live agents (in any order).
+
+        Args:
+            rows: None when ``agents`` is ``possible_agents`` in order, else the
+                rows it names (no duplicates or strangers: checked before).
+            mask: ``rows`` is the uint8 mask of those rows over all rows instead.
+        """
+        if rows is None:
+            if self._all_live:
+                return
+            given = np.ones(len(self.possible_agents), dtype=bool)
+        elif mask:
+            given = rows.view(bool)
+        else:
+            given = np.zeros(len(self.possible_agents), dtype=bool)
+            given[rows] = True
+        if np.array_equal(given, self._live):
+            return
+        names = self.possible_agents
+        missing = [names[i] for i in np.flatnonzero(self._live & ~given)]
+        if missing:
+            raise ValueError(
+                f"env.agents lacks {missing[:5]}, live this episode: an agent leaves env.agents "
+                "only by terminating or truncating (the list may be reordered, not shortened)"
+            )
+        done = [names[i] for i in np.flatnonzero(given & ~self._live)]
+        raise ValueError(
+            f"env.agents holds {done[:5]}, done (terminated or truncated) this episode; "
+            "call reset() to start a new one"
+        )
+
+    def _agents_left(self, done: np.ndarray, over: bool) -> None:
+        """Record that the agents with ``done`` (bool per row; all, if ``over``) left."""
+        self._live = np.zeros_like(self._live) if over else self._live & ~done
+        self._all_live = False
 
     def state(self) -> np.ndarray:
         """The global state vector (``state_space``)."""
@@ -437,6 +511,10 @@ class SeerParallelEnv(ParallelEnv):
         checked_steps_left = state.pop("_checked_steps_left", 0)
         self.__dict__.update(state)
         self._building_outputs = False
+        if "_live" not in state:  # pickled before these existed: every agent it lists is live
+            self._live = np.isin(self.possible_agents, self.agents)
+            self._all_live = bool(self._live.all())
+            self._torn = None
         self._dicts = self._new_dict_bridge()
         self.sim = self._new_simulation()
         self.sim.check_next_steps(checked_steps_left)

@@ -89,8 +89,8 @@ check=False, check_steps=2, event_budget=50000000, render_mode=None)``
   call_interval / 1e4 and >= handoff_delay / 1e4: an idle phone's moves are
   drawn in one handler); > 0.0, default ``4500.0``.
 - ``handoff_delay``: minutes a phone takes to arrive in another cell (the
-  runtime's lookahead, >= step_minutes / 2**20: larger values give the parallel
-  executor more work per synchronization round); > 0.0, default ``1.0``.
+  runtime's lookahead: larger values give the parallel executor more work per
+  synchronization round); > 0.0, default ``1.0``.
 - ``step_minutes``: simulated minutes per step; > 0.0, default ``60.0``.
 - ``handoff_weight``: cost of a dropped handoff relative to a blocked call; >=
   0.0, default ``10.0``.

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pettingzoo import AECEnv
-from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
+from seer_env.aec import aec_env
 from seer_env.env import SeerParallelEnv
 from seer_env.options import option_names, option_parameters, options_doc
 from seer_env.workloads import (
@@ -114,10 +114,10 @@ class EnvVersion:
             return self.parallel_env(*args, **kwargs)
 
         def raw_env(*args: Any, **kwargs: Any) -> AECEnv:
-            return parallel_to_aec_wrapper(self.parallel_env(*args, **kwargs))
+            return aec_env(self.parallel_env(*args, **kwargs), enforce_order=False)
 
         def env(*args: Any, **kwargs: Any) -> AECEnv:
-            return parallel_to_aec(self.parallel_env(*args, **kwargs))
+            return aec_env(self.parallel_env(*args, **kwargs))
 
         docs = {
             parallel_env: f"The {self.name} ParallelEnv; arguments as in the module docstring.",

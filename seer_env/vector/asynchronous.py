@@ -31,13 +31,14 @@ by the ``step_wait`` of its batch, its message naming the instance
 next step, like in ``SeerVectorEnv``. ``num_threads`` applies to each batch
 (each has its own pool); ``check`` and ``check_steps`` to every instance, as
 in ``SeerVectorEnv``. A call on every batch checks all of them before any
-acts; Ctrl-C interrupts every batch. ``close()`` interrupts the steps in
-flight (their instances autoreset) and joins every background thread.
+acts; Ctrl-C interrupts every batch and leaves the env consistent, nothing
+in flight (as ``SeerVectorEnv``: docs/reliability.md). ``close()`` interrupts
+the steps in flight (their instances autoreset) and joins every background thread.
 """
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,8 @@ from gymnasium.vector.utils import batch_space
 
 from seer_env.validation import validate_int, validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
+from seer_env.vector.one_call import run_on_all
+from seer_env.vector.reset_mask import instance_mask
 from seer_env.vector.sync import SeerVectorEnv
 
 __all__ = ["SeerAsyncVectorEnv"]
@@ -118,34 +121,33 @@ class SeerAsyncVectorEnv(VectorEnv):
         Everything is checked before any batch resets: a call that raises
         resets nothing (unless the runtime fails midway, as in SeerVectorEnv).
         """
+        return self._on_every_batch("reset()", self._reset_all, seed, options)
+
+    def _reset_all(self, seed: Any, options: Any):
         m, size = self.num_instances, self.batch_instances
-        with self._every_batch("reset()"):
-            if isinstance(seed, (list, tuple, np.ndarray)):
-                if len(seed) != m:
-                    raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
-                seeds = [list(seed[b * size : (b + 1) * size]) for b in range(self.num_batches)]
-            elif seed is None:
-                seeds = [None] * self.num_batches
-            else:
-                base = validate_seed(seed)
-                seeds = [(base + b * size) % 2**64 for b in range(self.num_batches)]
-            if options is not None and not isinstance(options, dict):
-                raise ValueError(f"options must be None or a dict, got {options!r}")
-            masks: list[Any] = [None] * self.num_batches
-            if options and "reset_mask" in options:
-                mask = np.asarray(options["reset_mask"], dtype=bool)
-                if mask.shape not in ((m,), (self.num_envs,)):
-                    raise ValueError(
-                        f"options['reset_mask'] must have shape ({m},) or ({self.num_envs},), "
-                        f"got {mask.shape}"
-                    )
-                per = len(mask) // self.num_batches
-                masks = [mask[b * per : (b + 1) * per] for b in range(self.num_batches)]
-            plans = []
-            for vec, s, mask in zip(self.batches, seeds, masks):
-                opts = None if mask is None else {**options, "reset_mask": mask}
-                plans.append(vec._check_reset(s, opts))
-            results = [vec._reset(plan) for vec, plan in zip(self.batches, plans)]
+        for vec in self.batches:
+            vec._settle_interrupted()
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            if len(seed) != m:
+                raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
+            seeds = [list(seed[b * size : (b + 1) * size]) for b in range(self.num_batches)]
+        elif seed is None:
+            seeds = [None] * self.num_batches
+        else:
+            base = validate_seed(seed)
+            seeds = [(base + b * size) % 2**64 for b in range(self.num_batches)]
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {options!r}")
+        masks: list[Any] = [None] * self.num_batches
+        if options and "reset_mask" in options:
+            # The sync env's check, over every instance: the batches get bool masks.
+            mask = instance_mask(options["reset_mask"], m, self.agents_per_instance)
+            masks = [mask[b * size : (b + 1) * size] for b in range(self.num_batches)]
+        plans = []
+        for vec, s, mask in zip(self.batches, seeds, masks):
+            opts = None if mask is None else {**options, "reset_mask": mask}
+            plans.append(vec._check_reset(s, opts))
+        results = [vec._reset(plan) for vec, plan in zip(self.batches, plans)]
         obs = np.concatenate([r[0] for r in results])
         return obs, _concat_infos([r[1] for r in results])
 
@@ -160,8 +162,10 @@ class SeerAsyncVectorEnv(VectorEnv):
         if batch is not None:
             self.batches[self._batch(batch)].step_async(actions)
             return
-        with self._every_batch("step_async()"):
-            self._start_all(actions)
+        self._on_every_batch("step_async()", self._start_all, actions)
+
+    def _start_all(self, actions: Any) -> None:
+        self._launch_all(self._check_all(actions))
 
     def step_wait(self, batch: int | None = None):
         """Wait for ``batch`` (all batches if None): ``(obs, rewards, terms, truncs, infos)``.
@@ -173,24 +177,40 @@ class SeerAsyncVectorEnv(VectorEnv):
         """
         if batch is not None:
             return self.batches[self._batch(batch)].step_wait()
-        with self._every_batch("step_wait()"):
-            idle = [b for b, vec in enumerate(self.batches) if vec._pending is None]
-            if idle:
-                raise RuntimeError(
-                    f"step_wait() called without a step_async() in flight for batch {idle[0]} "
-                    "(step_async(actions) starts every batch; a batch started alone is "
-                    "waited for with step_wait(batch=b))"
-                )
+        return self._on_every_batch("step_wait()", self._wait_every_batch)
+
+    def _wait_every_batch(self):
+        for vec in self.batches:
+            vec._settle_interrupted()
+        idle = [b for b, vec in enumerate(self.batches) if vec._pending is None]
+        if idle:
+            raise RuntimeError(
+                f"step_wait() called without a step_async() in flight for batch {idle[0]} "
+                "(step_async(actions) starts every batch; a batch started alone is "
+                "waited for with step_wait(batch=b))"
+            )
+        try:
             return self._wait_all()
+        except BaseException:
+            self._stop_all()
+            raise
 
     def step(self, actions: np.ndarray):
         """Step every batch (concurrently, in the background) and wait: ``SeerVectorEnv.step``.
 
-        Ctrl-C interrupts every batch; their interrupted instances autoreset.
+        Ctrl-C interrupts every batch; their interrupted instances autoreset,
+        and nothing is left in flight.
         """
-        with self._every_batch("step()"):
-            self._start_all(actions)
+        return self._on_every_batch("step()", self._step_all, actions)
+
+    def _step_all(self, actions: Any):
+        steps = self._check_all(actions)
+        try:
+            self._launch_all(steps)
             return self._wait_all()
+        except BaseException:  # Ctrl-C between the two too: nothing is left in flight
+            self._stop_all()
+            raise
 
     def close(self, **kwargs: Any) -> None:
         """Join every batch's threads; steps in flight are interrupted (``SeerVectorEnv.close``)."""
@@ -203,9 +223,12 @@ class SeerAsyncVectorEnv(VectorEnv):
         RuntimeError, closing nothing, while a call runs on any batch in another thread.
         """
         batches = self.__dict__.get("batches", [])
-        with self._every_batch("close()", batches):
-            for vec in batches:
-                vec._close()
+        self._on_every_batch("close()", self._close_all, batches, batches=batches)
+
+    @staticmethod
+    def _close_all(batches: list[SeerVectorEnv]) -> None:
+        for vec in batches:
+            vec._close()
 
     def __del__(self) -> None:
         if not getattr(self, "closed", True):
@@ -218,42 +241,55 @@ class SeerAsyncVectorEnv(VectorEnv):
     def _batch(self, batch: int) -> int:
         return validate_int("batch", batch, 0, self.num_batches - 1)
 
-    @contextlib.contextmanager
-    def _every_batch(self, what: str, batches: list[SeerVectorEnv] | None = None):
-        """Hold every batch's one-call flag (RuntimeError, taking none, if one is busy)."""
-        held: list[SeerVectorEnv] = []
-        try:
-            for vec in self.batches if batches is None else batches:
-                vec._call.take(what)
-                held.append(vec)
-            self.closed = False
-            yield
-        finally:
-            for vec in held:
-                vec._call.release()
+    def _on_every_batch(
+        self,
+        what: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        batches: list[SeerVectorEnv] | None = None,
+    ) -> Any:
+        """``fn(*args)`` holding every batch's one-call flag.
 
-    def _start_all(self, actions: Any) -> None:
-        """Check every batch's rows, then start every batch (nothing starts on an error)."""
+        RuntimeError, holding none, if a call holds one (``one_call.run_on_all``).
+        """
+        vecs = self.batches if batches is None else batches
+        return run_on_all([vec._call for vec in vecs], what, self._in_use, fn, *args)
+
+    def _in_use(self, fn: Callable[..., Any], *args: Any) -> Any:
+        self.closed = False  # close() (or garbage collection) has work again
+        return fn(*args)
+
+    def _check_all(self, actions: Any) -> list:
+        """Check every batch's rows (an error names the row): each batch's step, nothing started."""
+        for vec in self.batches:
+            vec._settle_interrupted()
         live = np.concatenate([vec._live_rows() for vec in self.batches])
         for vec in self.batches:
             vec._require_no_step_in_flight("step")
             if not vec._started:
                 raise RuntimeError("step() called before reset()")
         checked = self.batches[0]._actions.check_array(actions, self.num_envs, live=live)
-        steps = [
+        return [
             vec._check_step(checked[self.rows(b)], checked=True)
             for b, vec in enumerate(self.batches)
         ]
-        started: list[SeerVectorEnv] = []
+
+    def _launch_all(self, steps: list) -> None:
+        """Start every batch's checked step; on any failure, none is left in flight."""
         try:
             for vec, step in zip(self.batches, steps):
                 vec._launch(step)
-                started.append(vec)
         except BaseException:
-            for vec in started:  # leave nothing in flight behind a failed call
-                with contextlib.suppress(BaseException):
-                    vec._wait(interrupt=True)
+            self._stop_all()  # leave nothing in flight behind a failed call
             raise
+
+    def _stop_all(self) -> None:
+        """Interrupt and settle every batch's step in flight (a failed call leaves none)."""
+        for vec in self.batches:
+            try:
+                vec._stop_step()
+            except BaseException:  # noqa: BLE001 - a second Ctrl-C: settled at its next call
+                pass
 
     def _wait_all(self):
         """Wait for every batch; after a KeyboardInterrupt, interrupt the rest first."""

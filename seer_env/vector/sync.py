@@ -38,21 +38,23 @@ instance's seed sequence exactly like ``ParallelEnv.reset()`` without a seed;
 only the masked instances.
 
 One call at a time: a call made while another runs (in another thread)
-raises ``RuntimeError: ... in progress``, ``close()`` included. A step that
-fails (an error, Ctrl-C, ``request_interrupt()``) keeps the bookkeeping of
-the instances that completed it; the failed ones autoreset on the next step.
-``close()`` with a ``step_async()`` in flight interrupts that step and drops
-its results: every instance autoresets on the next step (docs/reliability.md).
+raises ``RuntimeError: ... in progress``, ``close()`` included. A call that
+fails (an error, Ctrl-C at any point, ``request_interrupt()``) leaves the
+env consistent: the instances that completed its step or reset keep it (read
+back from the runtime), the others autoreset on the next step, and nothing is
+left in flight. ``close()`` with a ``step_async()`` in flight interrupts that
+step and drops its results: every instance autoresets on the next step
+(docs/reliability.md, *Ctrl-C during a step*).
+
+A vector env cannot render (``render_mode`` other than None is refused).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import weakref
 from collections.abc import Callable
-from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,8 +71,21 @@ from seer_env.registry import make as make_env
 from seer_env.seeding import episode_seed
 from seer_env.validation import validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
+from seer_env.vector.one_call import OneCall
+from seer_env.vector.reset_mask import instance_mask
 
 _STEP, _RESET, _SKIP = 0, 1, 2
+
+
+class _Book(NamedTuple):
+    """The env's bookkeeping before a call: what a call stopped midway starts over from."""
+
+    episode_seeds: list[int | None]
+    cycles: np.ndarray  # int64 per instance: steps since its reset
+    autoreset: np.ndarray  # bool per instance: resets on the next step
+    alive: np.ndarray  # uint8 per row: still acting
+    reset_seeds: dict[int, int]  # the seed of a reset that an interrupted reset() left to do
+    started: bool
 
 
 class _Step(NamedTuple):
@@ -78,6 +93,10 @@ class _Step(NamedTuple):
 
     args: tuple  # (actions, alive, modes, seeds) for the C++ call
     resetting: np.ndarray  # instances that autoreset instead of stepping
+    # Resetting instances the runtime holds at step 0 already: whether this
+    # step reset them cannot be read back, so an interrupted step resets them again.
+    fresh: np.ndarray
+    before: _Book
 
 
 class _Reset(NamedTuple):
@@ -85,43 +104,8 @@ class _Reset(NamedTuple):
 
     mask: np.ndarray  # bool per instance
     seeds: np.ndarray  # uint64 per instance (0 where not reset)
-
-
-class _OneCall:
-    """The vector env's "one call at a time" flag, taken without blocking.
-
-    The C++ batch has a busy flag too, but the Python part of a call (the
-    action check, the bookkeeping) runs outside it, and ``close()`` must not
-    run while another thread is inside ``step()``.
-    """
-
-    __slots__ = ("_lock", "_what")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._what = ""
-
-    def take(self, what: str) -> None:
-        if not self._lock.acquire(blocking=False):
-            raise RuntimeError(
-                f"{what} called while another call on this vector env is in progress (in "
-                f"another thread: {self._what}); wait for it to return"
-            )
-        self._what = what
-
-    def release(self) -> None:
-        self._lock.release()
-
-    def locked(self) -> bool:
-        return self._lock.locked()
-
-    @contextmanager
-    def held(self, what: str):
-        self.take(what)
-        try:
-            yield
-        finally:
-            self.release()
+    fresh: np.ndarray  # masked instances at step 0 already (as in _Step)
+    before: _Book
 
 
 # Every live vector env, for the fork handler below.
@@ -132,9 +116,8 @@ def _after_fork_in_child() -> None:
     """A call that ran on another thread at the fork never returns in the child: forget it."""
     for env in list(_LIVE):
         if env._call.locked():
-            env._call = _OneCall()
-            env._pending = None
-            env._autoreset[:] = True  # the runtime's instances were mid-call: all need a reset
+            env._call = OneCall()
+            env._drop_pending()  # the runtime's instances were mid-call: all need a reset
             with contextlib.suppress(Exception):
                 env.sim.close()  # forgets a background step of the parent's (step_wait's)
 
@@ -182,6 +165,12 @@ class SeerVectorEnv(VectorEnv):
         # num_instances): SeerAsyncVectorEnv's first batch counts every batch's.
         # num_envs= is the deprecated name of num_instances (seer_env.vector.instance_count).
         self.num_instances = resolve_num_instances(num_instances, num_envs)
+        if config.get("render_mode") is not None:
+            raise ValueError(
+                f"render_mode must be None for a vector env (it steps its instances in one C++ "
+                f"batch and keeps no per-instance env to draw), got {config['render_mode']!r}: "
+                "to watch instance i, render seer_env.make(name, render_mode=..., seed=seed + i)"
+            )
         seed = validate_seed(config.pop("seed", None))
         proto = _prototype(name, config)  # validates config, declares spaces
         if proto._stpa_request is not None:  # num_threads="auto": STPA picks once, for the batch
@@ -211,15 +200,21 @@ class SeerVectorEnv(VectorEnv):
         self.sim = self._new_simulation(_memory_instances)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._call = _OneCall()
+        self._call = OneCall()
         m, a = self.num_instances, self.agents_per_instance
         self._episode_seeds: list[int | None] = [None] * m
         self._cycles = np.zeros(m, dtype=np.int64)
         self._autoreset = np.zeros(m, dtype=bool)
         self._alive = np.ones(m * a, dtype=np.uint8)  # rows still acting
+        self._reset_seeds: dict[int, int] = {}  # see _Book
         self._started = False
         self._pending: _Step | None = None  # the step_async() in flight
         self._pending_pid = 0  # the process that started it (a forked child has no such step)
+        # The step or reset handed to the runtime whose bookkeeping is not done:
+        # set before the runtime sees it, cleared once the bookkeeping is
+        # complete. A call stopped in between (Ctrl-C) is settled from the
+        # runtime by _settle_interrupted, there or at the next call.
+        self._unsettled: _Step | _Reset | None = None
         #: Added to instance indices in error messages (set by SeerAsyncVectorEnv).
         self.instance_offset = 0
         _LIVE.add(self)
@@ -234,29 +229,9 @@ class SeerVectorEnv(VectorEnv):
     def _rows(self, instance_mask: np.ndarray) -> np.ndarray:
         return np.repeat(instance_mask, self.agents_per_instance)
 
-    def _instance_mask(self, mask: Any) -> np.ndarray:
-        raw = np.asarray(mask)
-        # A mask is booleans or 0/1: any other value (2, -1, 0.5) is a mistake, not "true".
-        if raw.dtype != bool and not (raw.dtype.kind in "iuf" and np.isin(raw, (0, 1)).all()):
-            raise ValueError(
-                f"options['reset_mask'] must hold booleans or 0/1, got {np.unique(raw)[:5]!r}"
-            )
-        mask = raw.astype(bool)
-        m, a = self.num_instances, self.agents_per_instance
-        if mask.shape == (m,):
-            return mask
-        if mask.shape == (m * a,):
-            per = mask.reshape(m, a)
-            if not np.all(per.all(axis=1) == per.any(axis=1)):
-                raise ValueError(
-                    "options['reset_mask'] must select whole instances (all rows alike)"
-                )
-            return per[:, 0].copy()
-        raise ValueError(
-            f"options['reset_mask'] must have shape ({m},) or ({m * a},), got {mask.shape}"
-        )
-
     def _next_seed(self, i: int) -> int:
+        if int(i) in self._reset_seeds:  # an interrupted reset() chose it
+            return self._reset_seeds[int(i)]
         configured = None if self._base_seed is None else (self._base_seed + int(i)) % 2**64
         return episode_seed(None, self._episode_seeds[i], configured)
 
@@ -276,9 +251,15 @@ class SeerVectorEnv(VectorEnv):
 
     # -- API ------------------------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        """Reset all instances (or those in ``options["reset_mask"]``)."""
-        with self._call.held("reset()"):
-            return self._reset(self._check_reset(seed, options))
+        """Reset all instances (or those in ``options["reset_mask"]``).
+
+        Interrupted (Ctrl-C), the instances it did not finish reset on the
+        next step, with the seed chosen here (docs/reliability.md).
+        """
+        return self._call.run("reset()", self._reset_call, seed, options)
+
+    def _reset_call(self, seed: Any, options: Any):
+        return self._reset(self._check_reset(seed, options))
 
     def render(self):
         """Not implemented: a vector env keeps no per-instance env to draw.
@@ -298,11 +279,14 @@ class SeerVectorEnv(VectorEnv):
         Row ``i`` is what a single env's ``state()`` returns for instance ``i``
         after the same steps (``single_state_space``).
         """
-        with self._call.held("state()"):
-            self._require_no_step_in_flight("state")
-            if not self._started:
-                raise RuntimeError("state() called before reset()")
-            return self.sim.states()
+        return self._call.run("state()", self._states)
+
+    def _states(self) -> np.ndarray:
+        self._settle_interrupted()
+        self._require_no_step_in_flight("state")
+        if not self._started:
+            raise RuntimeError("state() called before reset()")
+        return self.sim.states()
 
     def neighbours(self) -> np.ndarray:
         """Every instance's neighbour table: ``int64[num_instances, agents, max_degree]``.
@@ -319,11 +303,15 @@ class SeerVectorEnv(VectorEnv):
             raise NotImplementedError(f"{self.env_name!r} declares no neighbour structure")
         if rule.static is not None:
             return np.broadcast_to(rule.static, (m, *rule.static.shape))
-        with self._call.held("neighbours()"):
-            self._require_no_step_in_flight("neighbours")
-            if not self._started:
-                raise RuntimeError("neighbours() called before reset()")
-            return np.stack([rule.from_states(self.sim.entity_states(i)) for i in range(m)])
+        return self._call.run("neighbours()", self._neighbour_tables, rule)
+
+    def _neighbour_tables(self, rule: Any) -> np.ndarray:
+        self._settle_interrupted()
+        self._require_no_step_in_flight("neighbours")
+        if not self._started:
+            raise RuntimeError("neighbours() called before reset()")
+        tables = [rule.from_states(self.sim.entity_states(i)) for i in range(self.num_instances)]
+        return np.stack(tables)
 
     def step(self, actions: np.ndarray):
         """Step every instance once (NEXT_STEP autoreset; see the module docstring)."""
@@ -336,10 +324,12 @@ class SeerVectorEnv(VectorEnv):
         ``self.sim.infos`` until the next step. For adapters (TorchRL) that
         read the info table themselves.
         """
-        with self._call.held("step()"):
-            step = self._check_step(actions)
-            self.closed = False  # in use again: close() (or garbage collection) has work
-            return self._run_step(self.sim.step, step, *step.args)
+        return self._call.run("step()", self._step_rows, actions)
+
+    def _step_rows(self, actions: Any):
+        step = self._check_step(actions)
+        self.closed = False  # in use again: close() (or garbage collection) has work
+        return self._run_step(self.sim.step, step, *step.args)
 
     def step_async(self, actions: np.ndarray) -> None:
         """Start ``step(actions)`` on a background thread and return at once.
@@ -349,9 +339,13 @@ class SeerVectorEnv(VectorEnv):
         else. ``step_wait()`` returns what ``step(actions)`` would have.
         Anything else on this env before ``step_wait()`` raises RuntimeError,
         except ``close()``, which interrupts the step and drops its results.
+        Interrupted (Ctrl-C), it leaves nothing in flight (a step it started is
+        stopped and settled), or, when Ctrl-C comes as it returns, the whole step.
         """
-        with self._call.held("step_async()"):
-            self._launch(self._check_step(actions))
+        self._call.run("step_async()", self._step_async, actions)
+
+    def _step_async(self, actions: Any) -> None:
+        self._launch(self._check_step(actions))
 
     def step_wait(self):
         """Wait for the ``step_async()`` in flight; ``(obs, rewards, terms, truncs, infos)``.
@@ -361,8 +355,7 @@ class SeerVectorEnv(VectorEnv):
         next step. In a child forked while the step was in flight, RuntimeError
         (the step runs in the parent only) and every instance resets on the next step.
         """
-        with self._call.held("step_wait()"):
-            return self._wait()
+        return self._call.run("step_wait()", self._wait)
 
     def close(self, **kwargs: Any) -> None:
         """Join this env's threads; a ``step_async()`` in flight is interrupted (see close_extras).
@@ -382,8 +375,7 @@ class SeerVectorEnv(VectorEnv):
         """
         if self.__dict__.get("sim") is None:  # the constructor failed
             return
-        with self._call.held("close()"):
-            self._close()
+        self._call.run("close()", self._close)
 
     def __del__(self) -> None:
         if not getattr(self, "closed", True):
@@ -394,8 +386,11 @@ class SeerVectorEnv(VectorEnv):
 
     # -- the steps of a call (the caller holds self._call) ----------------------------------------
     def _close(self) -> None:
+        self._settle_interrupted()
+        if self._pending is not None:  # dropped below: every instance autoresets
+            self._unsettled, self._pending = self._pending, None
         self.sim.close()  # interrupts a background step in flight rather than wait for it
-        if self._pending is not None:
+        if self._unsettled is not None:
             self._drop_pending()
         self.sim.release_threads()
         self.closed = True
@@ -404,15 +399,42 @@ class SeerVectorEnv(VectorEnv):
         if self._pending is not None:
             raise RuntimeError(f"{what}() called with a step_async() in flight; call step_wait()")
 
+    def _book(self, autoreset: np.ndarray, alive: np.ndarray) -> _Book:
+        """The bookkeeping now (``autoreset`` and ``alive``: copies of ours, made by the caller)."""
+        return _Book(
+            list(self._episode_seeds),
+            self._cycles.copy(),
+            autoreset,
+            alive,
+            dict(self._reset_seeds),
+            self._started,
+        )
+
+    def _restore(self, book: _Book) -> None:
+        self._episode_seeds = list(book.episode_seeds)
+        self._cycles = book.cycles.copy()
+        self._autoreset = book.autoreset.copy()
+        self._alive = book.alive.copy()
+        self._reset_seeds = dict(book.reset_seeds)
+        self._started = book.started
+
+    def _at_step_zero(self, instances: np.ndarray) -> np.ndarray:
+        """Which of ``instances`` (bool mask) the runtime holds at step 0, not needing a reset."""
+        fresh = np.zeros(self.num_instances, dtype=bool)
+        for i in np.flatnonzero(instances):
+            fresh[i] = self.sim.steps(i) == 0 and not self.sim.needs_reset(i)
+        return fresh
+
     def _check_reset(self, seed: Any, options: Any) -> _Reset:
         """What ``reset()`` checks, changing nothing: which instances reset, with which seeds."""
+        self._settle_interrupted()
         self._require_no_step_in_flight("reset")
         m = self.num_instances
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
         mask = np.ones(m, dtype=bool)
         if options and "reset_mask" in options:
-            mask = self._instance_mask(options["reset_mask"])
+            mask = instance_mask(options["reset_mask"], m, self.agents_per_instance)
         if seed is None:
             seeds = [None] * m
         elif isinstance(seed, (list, tuple, np.ndarray)):
@@ -426,27 +448,32 @@ class SeerVectorEnv(VectorEnv):
         for i in range(m):
             if mask[i]:
                 chosen[i] = seeds[i] if seeds[i] is not None else self._next_seed(i)
-        return _Reset(mask, chosen)
+        # At step 0 already: ours says so (reset, not stepped since), or the
+        # runtime does (an instance waiting for its autoreset).
+        fresh = mask & ~self._autoreset & (self._cycles == 0)
+        fresh |= self._at_step_zero(mask & self._autoreset)
+        return _Reset(mask, chosen, fresh, self._book(self._autoreset.copy(), self._alive.copy()))
 
     def _reset(self, plan: _Reset):
-        mask, seeds = plan
+        mask, seeds = plan.mask, plan.seeds
         modes = np.where(mask, _RESET, _SKIP).astype(np.uint8)
-        if not self._started:  # the first episodes: check their first steps
-            self.sim.check_next_steps(self._check_steps)
         self.closed = False
+        self._unsettled = plan
         try:
+            if not self._started:  # the first episodes: check their first steps
+                self.sim.check_next_steps(self._check_steps)
             self.sim.step(self._zeros_action(), None, modes, seeds)
+            self._settle_resets(mask, seeds)
+            self._unsettled = None
         except BaseException as exc:  # Ctrl-C too: the instances reset so far stay reset
-            done = mask & self._reset_completed()
-            self._settle_resets(done, seeds)
-            self._fail(exc, mask & ~done)
+            self._settle_interrupted(exc)
             raise
-        self._settle_resets(mask, seeds)
         return self.sim.observations.copy(), self._infos()
 
     def _settle_resets(self, done: np.ndarray, seeds: np.ndarray) -> None:
         for i in np.flatnonzero(done):
             self._episode_seeds[i] = int(seeds[i])
+            self._reset_seeds.pop(int(i), None)
         self._cycles[done] = 0
         self._autoreset[done] = False
         self._alive[self._rows(done)] = 1
@@ -462,6 +489,7 @@ class SeerVectorEnv(VectorEnv):
         Changes nothing. ``checked``: ``actions`` already passed ``_actions.check_array``
         (the async env checks all its batches' rows at once).
         """
+        self._settle_interrupted()
         self._require_no_step_in_flight("step")
         if not self._started:
             raise RuntimeError("step() called before reset()")
@@ -473,17 +501,26 @@ class SeerVectorEnv(VectorEnv):
         for i in np.flatnonzero(resetting):
             seeds[i] = self._next_seed(i)
         modes = np.where(resetting, _RESET, _STEP).astype(np.uint8)
-        return _Step((actions, self._alive.copy(), modes, seeds), resetting)
+        alive = self._alive.copy()
+        fresh = self._at_step_zero(resetting)
+        return _Step((actions, alive, modes, seeds), resetting, fresh, self._book(resetting, alive))
 
     def _launch(self, step: _Step) -> None:
-        """Start a checked step in the background."""
+        """Start a checked step in the background; interrupted, it leaves nothing in flight."""
         self.closed = False
-        self.sim.step_async(*step.args)
-        self._pending = step
-        self._pending_pid = os.getpid()
+        self._unsettled = step
+        try:
+            self.sim.step_async(*step.args)
+            self._pending_pid = os.getpid()
+            self._pending = step
+            self._unsettled = None
+        except BaseException:
+            self._settle_interrupted()  # a step already started is stopped and settled
+            raise
 
     def _wait(self, *, interrupt: bool = False):
         """Wait for the step in flight (``interrupt``: stop it first); step_wait's result."""
+        self._settle_interrupted()
         if self._pending is None:
             raise RuntimeError("step_wait() called without a step_async() in flight")
         if self._pending_pid != os.getpid():  # a forked child: the parent's thread ran the step
@@ -493,10 +530,23 @@ class SeerVectorEnv(VectorEnv):
                 "step_wait() called in a process forked while a step_async() was in flight: "
                 "that step ran in the parent only; every instance resets on the next step"
             )
-        step, self._pending = self._pending, None
-        if interrupt:  # holds until the next step starts, even if this one has not begun yet
-            self.sim.request_interrupt()
-        return (*self._run_step(self.sim.step_wait, step), self._infos())
+        step = self._pending
+        self._unsettled = step  # this call settles it from here on, however it ends
+        self._pending = None
+        try:
+            if interrupt:  # holds until the next step starts, even if this one has not begun yet
+                self.sim.request_interrupt()
+            outputs = self._run_step(self.sim.step_wait, step)
+        except BaseException as exc:  # before _run_step's own settling began: settled here
+            self._settle_interrupted(exc)
+            raise
+        return (*outputs, self._infos())
+
+    def _stop_step(self) -> None:
+        """Interrupt the ``step_async()`` in flight, if any, and settle it (none left in flight)."""
+        if self._pending is not None:
+            self._unsettled, self._pending = self._pending, None
+        self._settle_interrupted()
 
     def _drop_pending(self) -> None:
         """Forget the step in flight (interrupted, or run by another process): all autoreset.
@@ -504,24 +554,29 @@ class SeerVectorEnv(VectorEnv):
         Whether or not an instance completed it, its next step resets it with
         the seed the dropped step would have recorded: the same state either way.
         """
-        self._pending = None
+        step = self._unsettled if self._unsettled is not None else self._pending
+        if step is not None:
+            self._restore(step.before)
         self._autoreset[:] = True
+        self._pending = None
+        self._unsettled = None
 
     def _run_step(self, call: Callable[..., None], step: _Step, *args: Any):
         """Run a C++ step call; ``(obs, rewards, terms, truncs)``.
 
-        On a failure (KeyboardInterrupt too) the instances that completed the
-        step keep its bookkeeping, the failed ones autoreset next, and the
-        first failed instance is named.
+        On a failure (KeyboardInterrupt too, before or after the call returns)
+        the instances that completed the step keep its bookkeeping, the failed
+        ones autoreset next, and the first failed instance is named.
         """
+        self._unsettled = step
         try:
             call(*args)
+            outputs = self._finish_step(step)
+            self._unsettled = None
         except BaseException as exc:
-            done, untouched = self._step_completed(step)
-            self._settle_step(step, done)
-            self._fail(exc, ~done & ~untouched)
+            self._settle_interrupted(exc)
             raise
-        return self._finish_step(step)
+        return outputs
 
     def _instance_progress(self) -> tuple[np.ndarray, np.ndarray]:
         """Each instance's ``(needs_reset, steps)`` in the runtime (failure path only)."""
@@ -530,26 +585,49 @@ class SeerVectorEnv(VectorEnv):
         steps = np.fromiter((self.sim.steps(i) for i in range(m)), dtype=np.int64, count=m)
         return needs, steps
 
-    def _reset_completed(self) -> np.ndarray:
-        needs, steps = self._instance_progress()
-        return ~needs & (steps == 0)
+    def _settle_interrupted(self, exc: BaseException | None = None) -> None:
+        """Settle the call in ``_unsettled`` (stopped midway) from the runtime; a no-op if none.
 
-    def _step_completed(self, step: _Step) -> tuple[np.ndarray, np.ndarray]:
-        """After a failed call: the instances that completed ``step``, and those it never reached.
-
-        Read from the runtime (the failure list names only the failures the
-        call reported): a stepping instance completed it when it has one step
-        more than our count and needs no reset; a resetting one when it is at step 0.
+        A background step still in flight is interrupted first. Then, from the
+        bookkeeping before the call: a stepping instance that completed the
+        step (one step more, no reset needed) keeps it, one the runtime never
+        reached is unchanged; a resetting instance the runtime demonstrably
+        reset (at step 0 now, not before) keeps its reset. Every other
+        instance autoresets on the next step with the seed this call chose (one
+        that failed: with its next seed, as after any failure). ``exc`` is
+        named after the first failed instance (``exc.instance``).
         """
+        plan = self._unsettled
+        if plan is None:
+            return
+        if self.sim.in_flight:
+            self.sim.request_interrupt()
+            with contextlib.suppress(BaseException):  # its failures are read back below
+                self.sim.step_wait()
+        self._restore(plan.before)
         needs, steps = self._instance_progress()
-        resetting = step.resetting
-        done = ~needs & np.where(resetting, steps == 0, steps == self._cycles + 1)
-        untouched = ~needs & ~resetting & (steps == self._cycles)
-        return done, untouched
+        if isinstance(plan, _Reset):
+            done = plan.mask & ~needs & (steps == 0) & ~plan.fresh
+            self._settle_resets(done, plan.seeds)
+            redo = plan.mask & ~done
+            for i in np.flatnonzero(redo & ~needs):
+                self._reset_seeds[int(i)] = int(plan.seeds[i])
+            if not plan.before.started:  # its checks may not be armed; no step ran since
+                self.sim.check_next_steps(self._check_steps)
+        else:
+            resetting, cycles = plan.resetting, plan.before.cycles
+            done = ~needs & np.where(resetting, (steps == 0) & ~plan.fresh, steps == cycles + 1)
+            untouched = ~needs & ~resetting & (steps == cycles)
+            self._settle_step(plan, done)
+            redo = ~done & ~untouched
+        self._autoreset |= redo
+        self._pending = None
+        self._unsettled = None
+        if exc is not None:
+            self._name_failure(exc, redo & needs)
 
-    def _fail(self, exc: BaseException, failed: np.ndarray) -> None:
-        """Failed instances autoreset next; ``exc`` names the first (``exc.instance``)."""
-        self._autoreset |= failed
+    def _name_failure(self, exc: BaseException, failed: np.ndarray) -> None:
+        """Name the first failed instance in ``exc`` (``exc.instance``), if any failed."""
         reported = [i for i in self.sim.failed_instances if failed[i]]
         first = reported or np.flatnonzero(failed).tolist()
         if first:
@@ -558,14 +636,16 @@ class SeerVectorEnv(VectorEnv):
     def _settle_step(self, step: _Step, done: np.ndarray | None = None):
         """A step's bookkeeping for the instances in ``done`` (None: all).
 
-        Returns the batch's ``(terms, truncs, dead, reset_rows)``: flags with
-        black death and autoreset applied, rows that were dead before the step
-        and rows that reset in it.
+        Applied once, to the bookkeeping before the step. Returns the batch's
+        ``(terms, truncs, dead, reset_rows)``: flags with black death and
+        autoreset applied, rows that were dead before the step and rows that
+        reset in it.
         """
         resetting, seeds, was_alive = step.resetting, step.args[3], step.args[1]
         ok = np.ones(self.num_instances, dtype=bool) if done is None else done
         for i in np.flatnonzero(resetting & ok):
             self._episode_seeds[i] = int(seeds[i])
+            self._reset_seeds.pop(int(i), None)
         self._cycles[~resetting & ok] += 1
         self._cycles[resetting & ok] = 0
 
@@ -602,28 +682,39 @@ class SeerVectorEnv(VectorEnv):
         """Everything but the batch, plus a save of each running instance.
 
         An instance never reset, or waiting for its autoreset after a failure,
-        has nothing to save: it is rebuilt fresh, and autoresets as it would have.
+        has nothing to save: it is rebuilt fresh, and autoresets as it would
+        have. The contract checks still due (``check_steps``) travel too.
         """
-        with self._call.held("pickling"):
-            if self.sim.busy:  # mid-step there is no consistent boundary to save
-                raise RuntimeError(
-                    "pickling called while another call on this vector env is in progress (in "
-                    "another thread, or a step_async() in flight); wait for it to return"
-                )
-            state = self.__dict__.copy()
-            del state["_call"]
-            sim = state.pop("sim")
-            state["_saved_instances"] = [
-                sim.save(i) if seed is not None and not sim.needs_reset(i) else None
-                for i, seed in enumerate(self._episode_seeds)
-            ]
-            return state
+        return self._call.run("pickling", self._state_to_pickle)
+
+    def _state_to_pickle(self) -> dict:
+        self._settle_interrupted()
+        if self.sim.busy:  # mid-step there is no consistent boundary to save
+            raise RuntimeError(
+                "pickling called while another call on this vector env is in progress (in "
+                "another thread, or a step_async() in flight); wait for it to return"
+            )
+        state = self.__dict__.copy()
+        del state["_call"]
+        sim = state.pop("sim")
+        state["_saved_instances"] = [
+            sim.save(i) if seed is not None and not sim.needs_reset(i) else None
+            for i, seed in enumerate(self._episode_seeds)
+        ]
+        state["_checked_steps_left"] = [sim.checked_steps_left(i) for i in range(sim.num_envs)]
+        return state
 
     def __setstate__(self, state: dict) -> None:
         saved = state.pop("_saved_instances")
+        # The runtime arms the checks of every instance alike: each instance of
+        # the copy checks at least the steps it had left (checking changes no output).
+        checked_steps_left = max(state.pop("_checked_steps_left", [0]), default=0)
+        state.setdefault("_reset_seeds", {})
+        state.setdefault("_unsettled", None)
         self.__dict__.update(state)
-        self._call = _OneCall()
+        self._call = OneCall()
         self.sim = self._new_simulation()
+        self.sim.check_next_steps(checked_steps_left)
         _LIVE.add(self)
         for i, blob in enumerate(saved):
             if blob is not None:

@@ -42,6 +42,18 @@ def zero_actions(env):
     return {a: zero for a in env.agents}
 
 
+def crash_first_uav(*envs):
+    """Fly uav_0 of each (identical) aircraft env up until it crashes; the others hover."""
+    for _ in range(40):
+        if "uav_0" not in envs[0].agents:
+            return
+        for env in envs:
+            actions = np.zeros((len(env.possible_agents), 4), np.float32)
+            actions[0] = 1.0
+            env.step_arrays(actions)
+    raise AssertionError("uav_0 did not crash")
+
+
 def assert_same_step(env, shadow):
     """Step both envs with the same valid actions; outputs must be identical."""
     out, ref = env.step(zero_actions(env)), shadow.step(zero_actions(shadow))
@@ -189,11 +201,11 @@ def test_action_for_dead_agent():
     assert env.agents == []  # all crashed
     with pytest.raises(RuntimeError, match=r"no live agents \(episode over\); call reset\(\)"):
         env.step({"uav_0": np.zeros(4, np.float32)})
-    # Partly dead: the agents of a fresh episode minus the ones we call dead.
-    # Their actions are ignored, unchecked (PettingZoo's envs, SuperSuit's black_death).
+    # Partly dead: uav_0 crashed (env.agents must name exactly the live agents).
+    # Its actions are ignored, unchecked (PettingZoo's envs, SuperSuit's black_death).
     env2, shadow2 = started(small_aircraft)
-    env2.agents = env2.agents[1:]  # what a termination does to the live list
-    shadow2.agents = shadow2.agents[1:]
+    crash_first_uav(env2, shadow2)
+    assert env2.agents == shadow2.agents == ["uav_1", "uav_2", "uav_3"]
     given = {a: np.zeros(4, np.float32) for a in env2.possible_agents}
     given["uav_0"] = np.full(4, np.nan)
     env2.step(given)
@@ -231,13 +243,12 @@ def test_bad_step_arrays(env_name, actions, match):
 
 
 def test_step_arrays_ignores_rows_of_dead_agents():
-    env, shadow = started(small_pcs)
-    env.agents = env.agents[1:]
-    shadow.agents = shadow.agents[1:]
-    actions = np.zeros(4, np.int64)
-    actions[0] = 99  # cell_0 is not live: its row is ignored
+    env, shadow = started(small_aircraft)
+    crash_first_uav(env, shadow)
+    actions = np.zeros((4, 4), np.float32)
+    actions[0] = np.nan  # uav_0 is not live: its row is ignored
     env.step_arrays(actions)
-    shadow.step_arrays(np.zeros(4, np.int64))
+    shadow.step_arrays(np.zeros((4, 4), np.float32))
     assert env.sim.digest() == shadow.sim.digest()
 
 
