@@ -13,13 +13,17 @@ not advance the seed sequence. Errors (a refused action) change nothing, as befo
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any
 
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-__all__ = ["SeerAECWrapper", "aec_env"]
+from seer_env.snapshot import Snapshot
+
+__all__ = ["AECSnapshot", "SeerAECWrapper", "SeerOrderEnforcingWrapper", "aec_env"]
 
 
 class SeerAECWrapper(parallel_to_aec_wrapper):
@@ -63,8 +67,83 @@ class SeerAECWrapper(parallel_to_aec_wrapper):
             raise
         self._torn = None
 
+    # -- snapshots (docs/branching.md) ---------------------------------------------------------
+    # The turn bookkeeping PettingZoo's wrapper keeps beside the ParallelEnv.
+    _TURN_FIELDS = (
+        "agents",
+        "_live_agents",
+        "_actions",
+        "_agent_selector",
+        "agent_selection",
+        "_observations",
+        "terminations",
+        "truncations",
+        "rewards",
+        "_cumulative_rewards",
+        "infos",
+        "new_agents",
+        "new_values",
+    )
+
+    def snapshot(self) -> AECSnapshot:
+        """The AEC env's state: the ParallelEnv's snapshot and the turn bookkeeping.
+
+        It may be taken between any two ``step()`` calls (the actions of the
+        agents that acted this cycle are part of it).
+        """
+        if self._torn is not None:
+            raise RuntimeError(
+                f"snapshot() called after a {self._torn} that was interrupted; call reset() first"
+            )
+        if not hasattr(self, "agent_selection"):
+            raise RuntimeError("snapshot() called before reset()")
+        turns = {k: getattr(self, k) for k in self._TURN_FIELDS if hasattr(self, k)}
+        return AECSnapshot(self.env.snapshot(), copy.deepcopy(turns))
+
+    def restore(self, snapshot: AECSnapshot) -> None:
+        """Put the AEC env into ``snapshot``'s state (``snapshot()`` of an AEC env like this one).
+
+        Raises:
+            ValueError: not an AEC snapshot, or one of another workload or configuration.
+        """
+        if not isinstance(snapshot, AECSnapshot):
+            raise ValueError(
+                f"snapshot must be an AEC env's snapshot(), got {type(snapshot).__name__} (a "
+                "ParallelEnv's snapshot restores into a ParallelEnv)"
+            )
+        self.env.restore(snapshot.parallel)  # refused before it changes anything
+        self.__dict__.update(copy.deepcopy(snapshot.turns))
+        self._torn = None
+
+
+@dataclasses.dataclass(frozen=True)
+class AECSnapshot:
+    """An AEC env's ``snapshot()``: the ParallelEnv's snapshot and the turn bookkeeping.
+
+    The turn bookkeeping is PettingZoo's Python objects (the actions so far,
+    rewards, the agent selector), copied: an AEC snapshot lives in memory
+    (``copy``, ``pickle`` of the process's own objects); its ``parallel`` part
+    has a bytes form (``bytes(snapshot.parallel)``).
+    """
+
+    parallel: Snapshot
+    turns: dict[str, Any]
+
+
+class SeerOrderEnforcingWrapper(OrderEnforcingWrapper):
+    """PettingZoo's order enforcement, which also lets ``restore`` start an episode."""
+
+    def snapshot(self) -> AECSnapshot:
+        """``SeerAECWrapper.snapshot`` of the wrapped env."""
+        return self.env.snapshot()
+
+    def restore(self, snapshot: AECSnapshot) -> None:
+        """``SeerAECWrapper.restore``; the env may be stepped after it, as after ``reset()``."""
+        self.env.restore(snapshot)
+        self._has_reset = True
+
 
 def aec_env(parallel_env: ParallelEnv, *, enforce_order: bool = True) -> AECEnv:
     """``parallel_env`` as an AEC env (PettingZoo's ``parallel_to_aec``, or without its wrapper)."""
     aec = SeerAECWrapper(parallel_env)
-    return OrderEnforcingWrapper(aec) if enforce_order else aec
+    return SeerOrderEnforcingWrapper(aec) if enforce_order else aec

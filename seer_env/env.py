@@ -25,6 +25,7 @@ from seer_env.models.numba import NumbaModel
 from seer_env.models.python_model import PythonModel
 from seer_env.options import DEFAULT_CHECK_STEPS, resolve_options
 from seer_env.seeding import episode_seed
+from seer_env.snapshot import Snapshot, episode_fields, require_same_env
 from seer_env.validation import validate_int, validate_seed
 
 __all__ = ["DEFAULT_CHECK_STEPS", "RuntimeInfo", "SeerParallelEnv"]
@@ -154,6 +155,9 @@ class SeerParallelEnv(ParallelEnv):
         # work to the runtime, cleared once its bookkeeping is done. An
         # exception (Ctrl-C) in between leaves it: step() refuses until reset().
         self._torn: tuple[str, int | None] | None = None
+        # The runtime's reset/load count this bookkeeping describes: a load made
+        # behind the env's back (env.sim.load) shows as another count.
+        self._generation = self.sim.generation
 
     def _new_simulation(self) -> _core.Simulation:
         return new_simulation(self._model, self._model_config, **self._options)
@@ -248,6 +252,11 @@ class SeerParallelEnv(ParallelEnv):
         self._live = np.ones(len(self.possible_agents), dtype=bool)
         self._all_live = True
         self._torn = None
+        self._generation = self.sim.generation
+        return self._first_outputs()
+
+    def _first_outputs(self) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+        """``(observations, infos)`` of the live agents at the current boundary."""
         # The bridge copies the observations into a buffer of its own: no
         # returned row aliases what a later step writes.
         obs, _, _, _, infos = self.sim.output_views()
@@ -289,6 +298,8 @@ class SeerParallelEnv(ParallelEnv):
 
     def _require_running(self) -> None:
         self._require_idle("step()")
+        if self.sim.generation != self._generation:
+            self._follow_runtime()
         if self.sim.steps == 0 and not self.agents and self._episode_seed is None:
             raise RuntimeError("step() called before reset()")
         if self.sim.needs_reset:
@@ -426,6 +437,29 @@ class SeerParallelEnv(ParallelEnv):
             "call reset() to start a new one"
         )
 
+    def _follow_runtime(self) -> None:
+        """Rebuild the bookkeeping from the runtime after a load made behind the env's back.
+
+        ``env.sim.load(blob)`` replaces the runtime's state but not the env's:
+        the cycle counter becomes the runtime's step count and the live agents
+        those not done at the loaded boundary (exact for models whose
+        terminations stay set, the built-in ones; ``env.restore`` carries the
+        env's own record and is exact for every model).
+        """
+        if self.sim.needs_reset:
+            return  # nothing loaded that could be stepped: step() says so
+        self._cycles = int(self.sim.steps)
+        done = self.sim.terminations() | self.sim.truncations()
+        if self._cycles >= self.max_cycles:
+            done[:] = True
+        self._live = ~done
+        self._all_live = bool(self._live.all())
+        self.agents = [a for a, live in zip(self.possible_agents, self._live.tolist()) if live]
+        if self._episode_seed is None:
+            self._episode_seed = self._seed if self._seed is not None else 0
+        self._torn = None
+        self._generation = self.sim.generation
+
     def _agents_left(self, done: np.ndarray, over: bool) -> None:
         """Record that the agents with ``done`` (bool per row; all, if ``over``) left."""
         self._live = np.zeros_like(self._live) if over else self._live & ~done
@@ -475,6 +509,91 @@ class SeerParallelEnv(ParallelEnv):
             queue_reads=last["queue_reads"],
         )
 
+    # -- snapshots ------------------------------------------------------------------------------
+    def _identity(self) -> dict[str, Any]:
+        """What a snapshot must match beyond the runtime's own identity (model configuration)."""
+        model = self._model
+        name = model if isinstance(model, str) else f"{model.__module__}.{model.__qualname__}"
+        return {"model": name, "max_cycles": self.max_cycles, "agents": len(self.possible_agents)}
+
+    def snapshot(self) -> Snapshot:
+        """The env's complete state at this step boundary (``seer_env.snapshot.Snapshot``).
+
+        ``restore`` puts this env, or another of the same workload and
+        configuration (any executor and thread count), back into it: the
+        steps that follow return the same bytes as the ones that followed
+        here. The runtime's part is one flat copy of the live state, taken
+        without the GIL (docs/branching.md).
+
+        Raises:
+            RuntimeError: before ``reset()``, during another call, or after a
+                failed or interrupted one (nothing consistent to copy).
+        """
+        self._require_idle("snapshot()")
+        if self.sim.generation != self._generation:
+            self._follow_runtime()
+        if self._episode_seed is None:
+            raise RuntimeError("snapshot() called before reset()")
+        if self.sim.needs_reset or self._torn is not None:
+            raise RuntimeError(
+                "snapshot() called after a failed or interrupted call; call reset() first"
+            )
+        episode = {
+            "agents": list(self.agents),
+            "cycles": self._cycles,
+            "episode_seed": self._episode_seed,
+            "checked_steps_left": self.sim.checked_steps_left,
+        }
+        return Snapshot(self._identity(), episode, self.sim.save())
+
+    def restore(
+        self, snapshot: Snapshot | bytes
+    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+        """Put the env into ``snapshot``'s state; returns ``(observations, infos)`` there.
+
+        ``snapshot``: from ``snapshot()`` of this env or another of the same
+        workload and configuration, or its ``bytes`` (read from a file: data,
+        never code). The env may be fresh (never reset) and run another
+        executor or thread count.
+
+        Raises:
+            ValueError: a snapshot of another workload, version, size or
+                parameter (naming what differs), or corrupt bytes; the env is
+                left as it was.
+            RuntimeError: during another call on this env.
+        """
+        self._require_idle("restore()")
+        snap = require_same_env(snapshot, self._identity())
+        agents, cycles, seed, checked = episode_fields(
+            snap.episode, self.possible_agents, self.max_cycles
+        )
+        if self._stpa_request is not None:
+            self._choose_executor()
+        self.sim.load(snap.runtime)  # refused before it changes anything
+        self.sim.check_next_steps(checked)
+        self._episode_seed = seed
+        self._cycles = cycles
+        self.agents = agents
+        self._live = np.isin(self.possible_agents, agents)
+        self._all_live = agents == self.possible_agents
+        self._torn = None
+        self._generation = self.sim.generation
+        return self._first_outputs()
+
+    def fork(self, branches: int, **options: Any):
+        """``branches`` copies of this env's current state, stepped together in one call.
+
+        Returns a ``seer_env.vector.SeerVectorEnv`` whose every instance is
+        restored from ``snapshot()`` (each continues exactly as this env would,
+        given the same actions): rollouts of candidate actions, side by side on
+        the thread pool. ``options``: ``executor``, ``num_threads`` for the
+        batch (default: this env's). Instances autoreset when their episode
+        ends, as in any vector env.
+        """
+        from seer_env.vector.sync import SeerVectorEnv  # noqa: PLC0415 (vector imports env)
+
+        return SeerVectorEnv.from_snapshot(self, self.snapshot(), branches, **options)
+
     # -- rendering ------------------------------------------------------------------------------
     def render(self, *args):
         """Render per ``render_mode`` (``args`` accepted for RLlib's ``render(mode)``)."""
@@ -497,26 +616,25 @@ class SeerParallelEnv(ParallelEnv):
     def __getstate__(self) -> dict:
         # A copy taken mid-step would have no consistent boundary to save:
         # refuse rather than return an env without its episode.
+        # The episode travels as a snapshot (restore() rebuilds it, exactly).
         self._require_idle("pickling")
+        running = self._episode_seed is not None and not self.sim.needs_reset
+        snapshot = self.snapshot() if running and self._torn is None else None
         state = self.__dict__.copy()
         sim = state.pop("sim")
         del state["_dicts"]  # a C++ object: rebuilt on load
-        running = self._episode_seed is not None and not sim.needs_reset
-        state["_saved_sim"] = sim.save() if running else None
+        state["_snapshot"] = snapshot
         state["_checked_steps_left"] = sim.checked_steps_left
         return state
 
     def __setstate__(self, state: dict) -> None:
-        saved = state.pop("_saved_sim")
-        checked_steps_left = state.pop("_checked_steps_left", 0)
+        snapshot = state.pop("_snapshot")
+        checked_steps_left = state.pop("_checked_steps_left")
         self.__dict__.update(state)
         self._building_outputs = False
-        if "_live" not in state:  # pickled before these existed: every agent it lists is live
-            self._live = np.isin(self.possible_agents, self.agents)
-            self._all_live = bool(self._live.all())
-            self._torn = None
         self._dicts = self._new_dict_bridge()
         self.sim = self._new_simulation()
+        self._generation = self.sim.generation
         self.sim.check_next_steps(checked_steps_left)
-        if saved is not None:
-            self.sim.load(saved)
+        if snapshot is not None:
+            self.restore(snapshot)

@@ -143,6 +143,16 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
         """The env's ``render()`` (in the env's own ``render_mode``)."""
         return self.par_env.render()
 
+    def snapshot(self):
+        """The env's ``snapshot()`` (``seer_env.snapshot.Snapshot``; docs/branching.md)."""
+        return self.par_env.snapshot()
+
+    def restore(self, snapshot):
+        """The env's ``restore(snapshot)``; returns ``(obs, infos)`` for the live agents there."""
+        obs, infos = self.par_env.restore(snapshot)
+        self.agents = list(self.par_env.agents)
+        return obs, infos
+
 
 def env_runner_threads() -> int:
     """The most runtime threads an env built in this process may use.

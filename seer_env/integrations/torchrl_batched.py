@@ -68,6 +68,7 @@ from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
+from seer_env.snapshot import Snapshot
 from seer_env.validation import validate_seed
 from seer_env.vector import SeerVectorEnv
 
@@ -285,6 +286,11 @@ class SeerBatchedEnv(EnvBase):
         ends.terminated[np.repeat(mask, a)] = False
         ends.done[mask] = False
         ends.any_done = bool(ends.done.any())
+        return self._first_tensordict(mask, obs)
+
+    def _first_tensordict(self, mask: np.ndarray, obs: np.ndarray) -> TensorDictBase:
+        """The root tensordict after instances ``mask`` began (a reset or a restore)."""
+        m = self._vec.num_instances
         alive = self._vec._alive.astype(bool)
         all_alive = bool(alive.all())
         if not all_alive:
@@ -295,6 +301,45 @@ class SeerBatchedEnv(EnvBase):
         out = self._next_tensordict(tensors)
         if self._to_device:
             out = out.to(self.device)
+        return out
+
+    # -- snapshots (docs/branching.md) -----------------------------------------------------------
+    def snapshot(self, instance: int | None = None) -> Snapshot | list[Snapshot]:
+        """Instance ``instance``'s state (``SeerVectorEnv.snapshot``), or every instance's."""
+        if instance is not None:
+            return self._vec.snapshot(instance)
+        return [self._vec.snapshot(i) for i in range(self._vec.num_instances)]
+
+    def restore(
+        self, snapshots: Snapshot | list[Snapshot], instances: list[int] | None = None
+    ) -> TensorDictBase:
+        """Restore instances from snapshots; returns the root tensordict there, as ``reset()``.
+
+        ``snapshots``: one per instance of ``instances`` (default: every
+        instance), or one snapshot for all of them (branches of one state).
+        Pass the result to ``rollout(..., tensordict=td, auto_reset=False)``
+        to continue from it. Instances not named keep their state; their rows
+        of the returned tensordict read ``is_init`` False.
+        """
+        m, a = self._vec.num_instances, self.n_agents
+        chosen = list(range(m)) if instances is None else [int(i) for i in instances]
+        if not isinstance(snapshots, list):
+            snapshots = [snapshots] * len(chosen)
+        if len(snapshots) != len(chosen):
+            raise ValueError(
+                f"snapshots must hold one snapshot per instance ({len(chosen)}), "
+                f"got {len(snapshots)}"
+            )
+        mask = np.zeros(m, dtype=bool)
+        for i, snap in zip(chosen, snapshots):
+            self._vec.restore(i, snap)  # ValueError naming what is wrong, instance unchanged
+            mask[i] = True
+        ends = self._ends
+        rows = np.repeat(mask, a)
+        ends.terminated[rows] = ~self._vec._alive.astype(bool)[rows]
+        ends.done[mask] = self._vec._autoreset[mask]
+        ends.any_done = bool(ends.done.any())
+        out = self._first_tensordict(mask, self._vec.sim.observations.copy())
         return out
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:

@@ -45,6 +45,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from seer_env.snapshot import Snapshot
 from seer_env.validation import validate_int, validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.one_call import run_on_all
@@ -108,6 +109,21 @@ class SeerAsyncVectorEnv(VectorEnv):
     def neighbours(self) -> np.ndarray:
         """Every instance's neighbour table, ``int64[num_instances, agents, max_degree]``."""
         return np.concatenate([b.neighbours() for b in self.batches])
+
+    def snapshot(self, instance: int) -> Snapshot:
+        """Instance ``instance``'s complete state (``SeerVectorEnv.snapshot``; none in flight)."""
+        vec, i = self._instance(instance)
+        return vec.snapshot(i)
+
+    def restore(self, instance: int, snapshot: Snapshot | bytes) -> None:
+        """Put instance ``instance`` into ``snapshot``'s state (``SeerVectorEnv.restore``)."""
+        vec, i = self._instance(instance)
+        vec.restore(i, snapshot)
+
+    def _instance(self, instance: int) -> tuple[SeerVectorEnv, int]:
+        """The batch holding ``instance`` and its index there."""
+        i = validate_int("instance", instance, 0, self.num_instances - 1)
+        return self.batches[i // self.batch_instances], i % self.batch_instances
 
     def rows(self, batch: int) -> slice:
         """The rows of batch ``batch`` in the full ``[num_envs, ...]`` arrays."""

@@ -61,7 +61,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from seer_env import _core, neighbours
+from seer_env import _core, neighbours, stpa
 from seer_env.action_checker import ActionChecker
 from seer_env.env import SeerParallelEnv
 from seer_env.model_source import is_numba_model, new_vector_simulation
@@ -69,6 +69,7 @@ from seer_env.models.numba import NumbaModel
 from seer_env.options import option_names
 from seer_env.registry import make as make_env
 from seer_env.seeding import episode_seed
+from seer_env.snapshot import Snapshot, episode_fields, require_same_env
 from seer_env.validation import validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.one_call import OneCall
@@ -147,6 +148,24 @@ def _prototype(name: str | type[NumbaModel], config: dict) -> SeerParallelEnv:
     return proto
 
 
+def _batch_options(options: dict) -> dict:
+    """``executor`` and ``num_threads`` for a batch of copies (``from_snapshot``), checked."""
+    unknown = sorted(set(options) - {"executor", "num_threads"})
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments {unknown}: executor and num_threads only")
+    chosen = {k: v for k, v in options.items() if v is not None}
+    executor = chosen.get("executor")
+    if executor is not None and executor not in _core.executor_names():
+        raise ValueError(f"executor must be one of {_core.executor_names()}, got {executor!r}")
+    if "num_threads" in chosen:
+        threads = stpa.parse_num_threads(chosen["num_threads"])
+        if threads == stpa.AUTO:
+            raise ValueError('num_threads="auto" is not for copies: the env\'s choice is kept')
+        chosen["num_threads"] = threads
+        chosen.setdefault("executor", stpa.default_executor(threads))
+    return chosen
+
+
 class SeerVectorEnv(VectorEnv):
     """``num_instances`` copies of a seer_env env as one Gymnasium VectorEnv."""
 
@@ -159,10 +178,13 @@ class SeerVectorEnv(VectorEnv):
         *,
         num_envs: int | None = None,
         _memory_instances: int | None = None,
+        _prototype_env: SeerParallelEnv | None = None,
         **config: Any,
     ) -> None:
         # _memory_instances: how many instances the memory check counts (default
         # num_instances): SeerAsyncVectorEnv's first batch counts every batch's.
+        # _prototype_env: an env to copy instead of building one from `name`
+        # (from_snapshot; `config` then holds only executor and num_threads).
         # num_envs= is the deprecated name of num_instances (seer_env.vector.instance_count).
         self.num_instances = resolve_num_instances(num_instances, num_envs)
         if config.get("render_mode") is not None:
@@ -172,7 +194,10 @@ class SeerVectorEnv(VectorEnv):
                 "to watch instance i, render seer_env.make(name, render_mode=..., seed=seed + i)"
             )
         seed = validate_seed(config.pop("seed", None))
-        proto = _prototype(name, config)  # validates config, declares spaces
+        if _prototype_env is None:
+            proto = _prototype(name, config)  # validates config, declares spaces
+        else:
+            proto = _prototype_env
         if proto._stpa_request is not None:  # num_threads="auto": STPA picks once, for the batch
             proto._choose_executor(num_envs=self.num_instances)
         #: STPA's report when num_threads="auto" (what it measured and why it chose), else None.
@@ -194,6 +219,10 @@ class SeerVectorEnv(VectorEnv):
         self._discrete = self._actions.discrete
         # Kept to rebuild the batch when unpickled (STPA's choice included).
         self._sim_args = (proto._model, dict(proto._model_config), dict(proto._options))
+        if _prototype_env is not None:
+            self._sim_args[2].update(_batch_options(config))
+        self._identity = proto._identity()  # what a snapshot of an instance must match
+        self._agent_names = list(proto.possible_agents)
         self._check_steps = proto._check_steps  # checked steps of each instance after reset 1
         # The batch first: it checks that num_envs instances fit in memory before
         # anything big exists (the batched spaces hold two arrays of every row).
@@ -383,6 +412,105 @@ class SeerVectorEnv(VectorEnv):
                 self.close()
             except RuntimeError:  # another thread is inside a call (interpreter exit)
                 pass
+
+    # -- snapshots ------------------------------------------------------------------------------
+    @classmethod
+    def from_snapshot(
+        cls, env: SeerParallelEnv, snapshot: Snapshot, branches: int, **options: Any
+    ) -> SeerVectorEnv:
+        """``branches`` instances of ``env``'s workload, each restored from ``snapshot``.
+
+        ``SeerParallelEnv.fork`` builds one from the env's own snapshot. Each
+        instance continues exactly as ``env`` would from ``snapshot`` given
+        the same actions; all step together in one call. ``options``:
+        ``executor`` and ``num_threads`` for the batch (default: ``env``'s).
+        """
+        vec = cls(
+            getattr(env, "metadata", {}).get("name", "seer_env"),
+            branches,
+            _prototype_env=env,
+            **options,
+        )
+        try:
+            for i in range(vec.num_instances):
+                vec.restore(i, snapshot)
+        except BaseException:
+            vec.close()
+            raise
+        return vec
+
+    def snapshot(self, instance: int) -> Snapshot:
+        """Instance ``instance``'s complete state (as ``SeerParallelEnv.snapshot``).
+
+        It restores into this instance or another, another vector env's
+        instance or a ``SeerParallelEnv`` of the same workload and
+        configuration, on any executor.
+        """
+        return self._call.run("snapshot()", self._snapshot, instance)
+
+    def restore(self, instance: int, snapshot: Snapshot | bytes) -> None:
+        """Put instance ``instance`` into ``snapshot``'s state (see ``snapshot``).
+
+        An instance whose snapshot has no live agent autoresets on the next
+        step; instances never reset (a fresh vector env) autoreset then too.
+
+        Raises:
+            ValueError: another workload or configuration (naming what differs),
+                corrupt bytes, or an instance out of range; nothing changes.
+        """
+        self._call.run("restore()", self._restore_instance, instance, snapshot)
+
+    def _instance_index(self, instance: Any) -> int:
+        if isinstance(instance, bool) or not hasattr(instance, "__index__"):
+            raise ValueError(f"instance must be an integer, got {instance!r}")
+        i = int(instance.__index__())
+        if not 0 <= i < self.num_instances:
+            raise ValueError(f"instance must be in [0, {self.num_instances}), got {i}")
+        return i
+
+    def _snapshot(self, instance: Any) -> Snapshot:
+        self._settle_interrupted()
+        self._require_no_step_in_flight("snapshot")
+        i = self._instance_index(instance)
+        if self._episode_seeds[i] is None:
+            raise RuntimeError(f"snapshot({i}) called before instance {i} was reset")
+        if self.sim.needs_reset(i):
+            raise RuntimeError(
+                f"snapshot({i}) called after instance {i} failed; it resets on the next step"
+            )
+        a = self.agents_per_instance
+        alive = self._alive[i * a : (i + 1) * a].view(bool) & ~self._autoreset[i]
+        episode = {
+            "agents": [n for n, live in zip(self._agent_names, alive.tolist()) if live],
+            "cycles": int(self._cycles[i]),
+            "episode_seed": self._episode_seeds[i],
+            "checked_steps_left": int(self.sim.checked_steps_left(i)),
+        }
+        return Snapshot(dict(self._identity), episode, self.sim.save(i))
+
+    def _restore_instance(self, instance: Any, snapshot: Any) -> None:
+        self._settle_interrupted()
+        self._require_no_step_in_flight("restore")
+        i = self._instance_index(instance)
+        snap = require_same_env(snapshot, self._identity)
+        agents, cycles, seed, checked = episode_fields(
+            snap.episode, self._agent_names, self.max_cycles
+        )
+        self.sim.load(i, snap.runtime)  # refused before it changes anything
+        if checked > self.sim.checked_steps_left(i):
+            # The runtime arms every instance alike: the others check a few
+            # steps more than they had to (checking changes no output).
+            self.sim.check_next_steps(checked)
+        a = self.agents_per_instance
+        live = np.isin(self._agent_names, agents)
+        self._alive[i * a : (i + 1) * a] = live
+        self._episode_seeds[i] = seed
+        self._cycles[i] = cycles
+        self._autoreset[i] = not live.any()
+        self._reset_seeds.pop(i, None)
+        if not self._started:  # the others were never reset: they autoreset on the next step
+            self._autoreset |= np.array([s is None for s in self._episode_seeds])
+            self._started = True
 
     # -- the steps of a call (the caller holds self._call) ----------------------------------------
     def _close(self) -> None:
