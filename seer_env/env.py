@@ -144,7 +144,10 @@ class SeerParallelEnv(ParallelEnv):
         self.render_mode = render_mode
         self.sim = self._new_simulation()
         self._init_spaces(self.sim.spec)
-        self.agents: list[str] = []
+        # The runtime's reset/load count this bookkeeping describes: a load made
+        # behind the env's back (env.sim.load) shows as another count.
+        self._generation = self.sim.generation
+        self.agents = []
         self._episode_seed: int | None = None
         self._cycles = 0
         # The live agents by row (bool over possible_agents), the env's own record:
@@ -155,9 +158,6 @@ class SeerParallelEnv(ParallelEnv):
         # work to the runtime, cleared once its bookkeeping is done. An
         # exception (Ctrl-C) in between leaves it: step() refuses until reset().
         self._torn: tuple[str, int | None] | None = None
-        # The runtime's reset/load count this bookkeeping describes: a load made
-        # behind the env's back (env.sim.load) shows as another count.
-        self._generation = self.sim.generation
 
     def _new_simulation(self) -> _core.Simulation:
         return new_simulation(self._model, self._model_config, **self._options)
@@ -212,6 +212,21 @@ class SeerParallelEnv(ParallelEnv):
     def action_space(self, agent: str) -> spaces.Space:
         """The action space of ``agent`` (one shared object)."""
         return self.action_spaces[agent]
+
+    @property
+    def agents(self) -> list[str]:
+        """The live agents, in the caller's order (the caller may reorder, not shorten, it).
+
+        After a load made behind the env's back (``env.sim.load``), the first
+        read rebuilds it from the runtime (``_follow_runtime``).
+        """
+        if self.sim.generation != self._generation:
+            self._follow_runtime()
+        return self._agents
+
+    @agents.setter
+    def agents(self, value: list[str]) -> None:
+        self._agents = value
 
     @property
     def num_agents(self) -> int:
