@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench import aircraft, pcs, phold, python_layer
+from bench import aircraft, branching, pcs, phold, python_layer
 from bench.groups import Group
 
 
@@ -79,6 +79,8 @@ def smoke_suite() -> list[Group]:
         aircraft.group(16, targets=True, **few),
         phold.group(64, **few),
         phold.group(64, label="STPA: PHOLD 64", engines=False, reference=False, **few),
+        branching.snapshot_group("pcs", 8, **few),
+        branching.fork_group(2, 8, **few),
         pcs.group(8, load=True, **few),
     ]
     groups[3].workload = "stpa"
@@ -111,6 +113,7 @@ def default_suite() -> list[Group]:
         hot_spot_group(),
         *stpa_groups(quick=True),
         *python_layer.groups(quick=True),
+        *branching.groups(quick=True),
         *contention_groups(quick=True),
     ]
 
@@ -149,6 +152,7 @@ def full_suite() -> list[Group]:
         groups
         + stpa_groups(quick=False)
         + python_layer.groups(quick=False)
+        + branching.groups(quick=False)
         + contention_groups(quick=False)
     )
 

@@ -32,7 +32,15 @@ def test_smoke_profile_writes_json_markdown_and_plots(tmp_path):
     assert loaded["quiet_label"] in {g["label"] for g in data["groups"]}
     assert loaded["busy_processes"] == data["machine"]["usable_threads"]
     assert data["groups"][-1] is not None and data["groups"][-1]["workload"] == "contention"
+    copies = [g for g in data["groups"] if g["workload"] == "branching"]
+    assert [g["label"] for g in copies] == ["Snapshots: PCS 8x8", "Forks: 2 branches of PCS 8x8"]
+    names = [r["name"] for r in copies[0]["rows"]]
+    assert names == ["snapshot", "restore", "pickle.dumps", "pickle.loads", "deepcopy"]
+    assert all(r["bytes"] > 0 and r["median_ms"] > 0 for r in copies[0]["rows"])
+    assert [r["ratio"] > 0 for r in copies[0]["ratios"] + copies[1]["ratios"]] == [True] * 4
     for group in data["groups"]:
+        if group["workload"] == "branching":
+            continue  # copies and forks, not executors: checked above
         names = [r["name"] for r in group["rows"]]
         assert names[0] == "serial" and "auto" in names
         for row in group["rows"]:
@@ -53,7 +61,7 @@ def test_smoke_profile_writes_json_markdown_and_plots(tmp_path):
     aircraft = next(g for g in data["groups"] if g["workload"] == "aircraft")
     for row in aircraft["rows"]:  # inference latency split into policy and env
         assert row["policy_median_ms"] > 0 and row["env_median_ms"] > 0
-    assert len(data["regret"]) == len(data["groups"])
+    assert len(data["regret"]) == len(data["groups"]) - len(copies)
     md = (tmp_path / "results.md").read_text()
     assert md == report.markdown(results)
     for group in data["groups"]:
