@@ -561,9 +561,7 @@ class SeerParallelEnv(ParallelEnv):
         }
         return Snapshot(self._identity(), episode, self.sim.save())
 
-    def restore(
-        self, snapshot: Snapshot | bytes
-    ) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
+    def restore(self, snapshot: Snapshot | bytes) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
         """Put the env into ``snapshot``'s state; returns ``(observations, infos)`` there.
 
         ``snapshot``: from ``snapshot()`` of this env or another of the same
@@ -579,8 +577,8 @@ class SeerParallelEnv(ParallelEnv):
         """
         self._require_idle("restore()")
         snap = require_same_env(snapshot, self._identity())
-        agents, cycles, seed, checked = episode_fields(
-            snap.episode, self.possible_agents, self.max_cycles
+        agents, live, cycles, seed, checked = episode_fields(
+            snap.episode, self._agent_index, self.max_cycles
         )
         if self._stpa_request is not None:
             self._choose_executor()
@@ -589,7 +587,7 @@ class SeerParallelEnv(ParallelEnv):
         self._episode_seed = seed
         self._cycles = cycles
         self.agents = agents
-        self._live = np.isin(self.possible_agents, agents)
+        self._live = live
         self._all_live = agents == self.possible_agents
         self._torn = None
         self._generation = self.sim.generation

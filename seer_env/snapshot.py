@@ -31,6 +31,8 @@ import struct
 import zlib
 from typing import Any
 
+import numpy as np
+
 __all__ = ["Snapshot", "episode_fields", "require_same_env"]
 
 MAGIC = b"SEERSNP1"  # the last byte is the format version
@@ -127,19 +129,23 @@ def require_same_env(snapshot: Any, identity: dict[str, Any]) -> Snapshot:
 
 
 def episode_fields(
-    episode: dict[str, Any], agent_names: list[str], max_cycles: int
-) -> tuple[list[str], int, int, int]:
-    """A snapshot's episode record, checked: ``(agents, cycles, episode_seed, checked_steps_left)``.
+    episode: dict[str, Any], agent_index: dict[str, int], max_cycles: int
+) -> tuple[list[str], np.ndarray, int, int, int]:
+    """A snapshot's episode record, checked.
 
-    ValueError naming the field that is not what the env could have written.
+    Returns ``(agents, live, cycles, episode_seed, checked_steps_left)``, ``live`` a bool per
+    row of ``agent_index`` (name -> row); ValueError naming the field that is not what the
+    env could have written.
     """
     agents = episode.get("agents")
-    known = set(agent_names)
-    if (
-        not isinstance(agents, list)
-        or not all(isinstance(a, str) and a in known for a in agents)
-        or len(set(agents)) != len(agents)
-    ):
+    live = np.zeros(len(agent_index), dtype=bool)
+    try:
+        rows = [agent_index[a] for a in agents] if isinstance(agents, list) else None
+    except (KeyError, TypeError):  # no agent's name, or not a name at all
+        rows = None
+    if rows is not None:
+        live[rows] = True
+    if rows is None or int(live.sum()) != len(rows):  # unknown or repeated names
         shown = str(agents)[:200]
         raise ValueError(f"snapshot's agents must be distinct agent names of the env, got {shown}")
     fields = []
@@ -152,4 +158,4 @@ def episode_fields(
         if type(value) is not int or not 0 <= value <= hi:
             raise ValueError(f"snapshot's {key} must be an integer in [0, {hi}], got {value!r}")
         fields.append(value)
-    return agents, fields[0], fields[1], fields[2]
+    return agents, live, fields[0], fields[1], fields[2]

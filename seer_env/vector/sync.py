@@ -223,6 +223,7 @@ class SeerVectorEnv(VectorEnv):
             self._sim_args[2].update(_batch_options(config))
         self._identity = proto._identity()  # what a snapshot of an instance must match
         self._agent_names = list(proto.possible_agents)
+        self._agent_rows = dict(proto._agent_index)
         self._check_steps = proto._check_steps  # checked steps of each instance after reset 1
         # The batch first: it checks that num_envs instances fit in memory before
         # anything big exists (the batched spaces hold two arrays of every row).
@@ -493,8 +494,8 @@ class SeerVectorEnv(VectorEnv):
         self._require_no_step_in_flight("restore")
         i = self._instance_index(instance)
         snap = require_same_env(snapshot, self._identity)
-        agents, cycles, seed, checked = episode_fields(
-            snap.episode, self._agent_names, self.max_cycles
+        agents, live, cycles, seed, checked = episode_fields(
+            snap.episode, self._agent_rows, self.max_cycles
         )
         self.sim.load(i, snap.runtime)  # refused before it changes anything
         if checked > self.sim.checked_steps_left(i):
@@ -502,7 +503,6 @@ class SeerVectorEnv(VectorEnv):
             # steps more than they had to (checking changes no output).
             self.sim.check_next_steps(checked)
         a = self.agents_per_instance
-        live = np.isin(self._agent_names, agents)
         self._alive[i * a : (i + 1) * a] = live
         self._episode_seeds[i] = seed
         self._cycles[i] = cycles

@@ -120,8 +120,17 @@ def test_numba_pcs_speed_example_runs(capsys):
     assert "parallel-2 speed-up" in capsys.readouterr().out
 
 
+def test_planning_example_plans_each_decision_with_forks(capsys):
+    out = load("planning_pcs").main(["--steps", "24", "--horizon", "4"])
+    planned = out["planned"]
+    assert len(planned["chosen"]) == 2 and set(planned["chosen"]) <= {0, 1, 2, 3, 4}
+    assert all(s > 0 for s in planned["plan_seconds"]) and out["fixed"]["chosen"] == []
+    assert "fork + rollout" in capsys.readouterr().out
+
+
 def test_every_example_has_a_test():
     tested = {
+        "planning_pcs",
         "quickstart",
         "pcs_benchmark",
         "ppo_vector_pcs",
