@@ -1,6 +1,6 @@
 """Time-bounded fuzzing of the extension's input boundaries (``make fuzz``).
 
-Hypothesis drives six targets until FUZZ_SECONDS (default 60) have passed:
+Hypothesis drives eleven targets until FUZZ_SECONDS (default 60) have passed:
 
 - ``Simulation.load`` blobs: valid saves of every model, mutated by bit
   flips, truncation, random bytes, and field rewrites that keep the checksum
@@ -20,7 +20,22 @@ Hypothesis drives six targets until FUZZ_SECONDS (default 60) have passed:
 - TensorDict actions (``fuzz_tensordict_actions``) on TorchRL's batched env
   over the same envs: every integer, real and bool dtype (bfloat16, complex
   too), the spec's shape and wrong ones, with grad, not contiguous; skipped,
-  and said so, where torch, tensordict or torchrl is not importable.
+  and said so, where torch, tensordict or torchrl is not importable;
+- snapshots (``fuzz_snapshots``): ``bytes(env.snapshot())`` bit-flipped,
+  truncated, random, or with a header field or the runtime part rewritten
+  behind valid checksums, into ``env.restore``: a refusal changes nothing
+  (digest and agents against a shadow env);
+- ``SEER_MEMORY_LIMIT`` values (any text, counts with and without units):
+  an env builds and steps, or a ValueError names the variable;
+- ``SEER_STPA_CACHE`` paths (a FIFO, a directory, garbage, links, the null
+  device, a nested path): ``num_threads="auto"`` resets without blocking and
+  leaves what is not a regular file alone;
+- vector env reset masks (``fuzz_reset_masks``, sync and async): garbage is
+  a ValueError naming ``reset_mask`` that changes nothing, a valid mask
+  resets exactly its instances;
+- Ctrl-C at random points of an episode (``fuzz_interrupt_points``, a SIGINT
+  after a random delay): the env is consistent or refuses until ``reset()``,
+  and after it equals a fresh env.
 
 Every call must return or raise an ordinary exception (ValueError,
 TypeError, RuntimeError, the seer errors), and the vector env calls must
@@ -42,11 +57,17 @@ are the model's own data and are not validated by the runtime; the checksum
 refuses accidental corruption of them.
 """
 
+import functools
 import importlib
+import json
 import os
+import signal
+import stat
 import struct
 import sys
+import threading
 import time
+import zlib
 
 if len(sys.argv) > 1:  # the ASan build: bypass the editable install's import hook
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__module__]
@@ -56,7 +77,9 @@ import numpy as np  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from seer_env import _core  # noqa: E402
+from seer_env import _core, vector  # noqa: E402
+from seer_env.envs import pcs_v0  # noqa: E402
+from seer_env.snapshot import MAGIC  # noqa: E402
 from seer_env.testing.save_format import HEADER, rechecksum  # noqa: E402
 
 sys.path.insert(
@@ -629,6 +652,256 @@ def fuzz_tensordict_actions(name, num_envs, seed, data):
         root = expected[1]
 
 
+# -- snapshots: corrupt or crafted bytes into restore() ----------------------------------------
+def snapshot_env(seed=0):
+    env = pcs_v0.parallel_env(width=3, height=2, max_cycles=20, seed=seed)
+    env.reset(seed=seed)
+    for _ in range(2):
+        env.step({a: 1 for a in env.agents})
+    return env
+
+
+SNAPSHOT = bytes(snapshot_env().snapshot())
+
+
+@st.composite
+def mutated_snapshots(draw):
+    data = bytearray(SNAPSHOT)
+    how = draw(st.sampled_from(["flip", "truncate", "random", "header", "runtime"]))
+    fixed = len(MAGIC) + 20
+    (header_len,) = struct.unpack_from("<Q", data, len(MAGIC))
+    if how == "flip":
+        for bit in draw(st.lists(st.integers(0, len(data) * 8 - 1), min_size=1, max_size=8)):
+            data[bit // 8] ^= 1 << (bit % 8)
+    elif how == "truncate":
+        data = data[: draw(st.integers(0, len(data) - 1))]
+    elif how == "random":
+        data = bytearray(draw(st.binary(max_size=2048)))
+        if draw(st.booleans()):
+            data[:8] = MAGIC[: len(data)]
+    else:  # a header or runtime part that passes its checksum
+        header = json.loads(bytes(data[fixed : fixed + header_len]))
+        runtime = bytes(data[fixed + header_len :])
+        if how == "header":
+            part = draw(st.sampled_from(["env", "episode"]))
+            key = draw(st.sampled_from(sorted(header[part])))
+            header[part][key] = draw(
+                st.one_of(
+                    st.integers(-(2**65), 2**65),
+                    st.text(max_size=8),
+                    st.lists(st.text(max_size=6), max_size=4),
+                    st.none(),
+                    st.floats(),
+                    st.just(["cell_0"] * 3),
+                )
+            )
+        else:
+            cut = draw(st.integers(HEADER, len(runtime)))
+            runtime = rechecksum(runtime[:cut] + draw(st.binary(max_size=128)))
+        raw = json.dumps(header).encode()
+        data = bytearray(MAGIC + struct.pack("<QIQ", len(raw), zlib.crc32(raw), len(runtime)))
+        data += raw + runtime
+    return bytes(data)
+
+
+@given(mutated_snapshots())
+def fuzz_snapshots(data):
+    env, shadow = snapshot_env(1), snapshot_env(1)
+    try:
+        env.restore(data)
+    except ValueError:  # refused: nothing changed
+        assert env.sim.digest() == shadow.sim.digest() and env.agents == shadow.agents
+        return
+    try:  # restored (a mutation the checks let through must still step or refuse cleanly)
+        if env.agents:
+            env.step({a: 0 for a in env.agents})
+        env.snapshot()
+    except ORDINARY:
+        pass
+
+
+# -- SEER_MEMORY_LIMIT and SEER_STPA_CACHE: values and paths ---------------------------------
+MEMORY_LIMITS = st.one_of(
+    st.text(max_size=12),
+    st.builds(
+        lambda n, unit: f"{n}{unit}",
+        st.integers(-5, 2**66),
+        st.sampled_from(["", "K", "M", "G", "T", "P", "E", "KiB", "gb", "B", " G", "x"]),
+    ),
+)
+
+
+@given(MEMORY_LIMITS)
+def fuzz_memory_limit(value):
+    if "\0" in value:
+        return  # no environment variable holds a NUL
+    before = os.environ.get("SEER_MEMORY_LIMIT")
+    os.environ["SEER_MEMORY_LIMIT"] = value
+    try:
+        sim = _core.Simulation("pcs", SMALL["pcs"])
+        sim.reset(0)
+        sim.run_until(sim.spec["dt"])
+        assert sim.pending_limit > 0
+    except ValueError as exc:
+        assert "SEER_MEMORY_LIMIT" in str(exc) or "needs about" in str(exc), exc
+    finally:
+        if before is None:
+            del os.environ["SEER_MEMORY_LIMIT"]
+        else:
+            os.environ["SEER_MEMORY_LIMIT"] = before
+
+
+def cache_path(kind, root):
+    """A path of ``kind`` under ``root`` for SEER_STPA_CACHE (made here, never a system file)."""
+    path = os.path.join(root, "cache.json")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        os.mkdir(path)
+    elif kind == "garbage":
+        with open(path, "wb") as f:
+            f.write(os.urandom(64))
+    elif kind == "link to directory":
+        os.mkdir(path + ".d")
+        os.symlink(path + ".d", path)
+    elif kind == "dangling link":
+        os.symlink(os.path.join(root, "nowhere", "x"), path)
+    elif kind == "null device":
+        return os.devnull  # only stat()ed: the cache reads it as "off"
+    elif kind == "nested":
+        return os.path.join(root, "a", "b", "cache.json")
+    return path
+
+
+@given(
+    st.sampled_from(
+        [
+            "fifo",
+            "directory",
+            "garbage",
+            "link to directory",
+            "dangling link",
+            "null device",
+            "nested",
+            "fresh",
+        ]
+    )
+)
+def fuzz_cache_paths(kind):
+    import tempfile  # noqa: PLC0415
+
+    before = os.environ.get("SEER_STPA_CACHE")
+    with tempfile.TemporaryDirectory() as root:
+        os.environ["SEER_STPA_CACHE"] = cache_path(kind, root)
+        try:
+            env = pcs_v0.parallel_env(width=2, height=2, num_threads="auto")
+            env.reset(seed=0)  # never blocks on a FIFO, never replaces what is not a file
+            env.step({a: 0 for a in env.agents})
+        finally:
+            if before is None:
+                del os.environ["SEER_STPA_CACHE"]
+            else:
+                os.environ["SEER_STPA_CACHE"] = before
+        if kind == "fifo":
+            assert stat.S_ISFIFO(os.lstat(os.path.join(root, "cache.json")).st_mode)
+        if kind == "directory":
+            assert os.path.isdir(os.path.join(root, "cache.json"))
+
+
+# -- reset masks of the vector envs ------------------------------------------------------------
+MASK_VALUES = st.one_of(
+    st.booleans(), st.integers(-2, 2), st.floats(), st.text(max_size=2), st.none()
+)
+
+
+@given(
+    st.sampled_from(["sync", "async"]),
+    st.one_of(
+        st.lists(MASK_VALUES, min_size=0, max_size=9),
+        st.lists(st.booleans(), min_size=4, max_size=4),
+        st.lists(st.booleans(), min_size=16, max_size=16),
+        MASK_VALUES,
+    ),
+)
+def fuzz_reset_masks(kind, mask):
+    make = vector.make if kind == "sync" else functools.partial(vector.make_async, num_batches=2)
+    env, shadow = (
+        make("pcs_v0", 4, width=2, height=2, seed=0),
+        make("pcs_v0", 4, width=2, height=2, seed=0),
+    )
+    try:
+        for vec in (env, shadow):
+            vec.reset(seed=3)
+            vec.step(np.ones(vec.num_envs, dtype=np.int64))
+        try:
+            env.reset(options={"reset_mask": mask})
+        except ValueError as exc:
+            assert "reset_mask" in str(exc), exc
+            action = np.zeros(env.num_envs, dtype=np.int64)
+            assert digest(env.step(action)) == digest(shadow.step(action)), "a refusal changed it"
+            return
+        rows = np.asarray(mask, dtype=bool).reshape(-1)
+        per_instance = rows if rows.size == 4 else rows.reshape(4, 4).any(axis=1)
+        for i in range(4):  # a masked instance is at step 0, the others at step 1
+            steps = env.sim.steps(i) if kind == "sync" else None
+            if steps is not None:
+                assert steps == (0 if per_instance[i] else 1)
+    finally:
+        env.close()
+        shadow.close()
+
+
+# -- Ctrl-C at random points of a step ---------------------------------------------------------
+class _Armed:
+    """SIGINT raises KeyboardInterrupt only while armed (a late one is dropped, counted)."""
+
+    armed = False
+    late = 0
+
+    @classmethod
+    def handler(cls, signum, frame):
+        if cls.armed:
+            raise KeyboardInterrupt
+        cls.late += 1
+
+
+@given(st.integers(0, 999), st.floats(0.0, 0.004), st.sampled_from(["dict", "arrays"]))
+def fuzz_interrupt_points(seed, delay, path):
+    env = pcs_v0.parallel_env(width=4, height=4, max_cycles=6, executor="parallel", num_threads=2)
+    env.reset(seed=seed)
+    main = threading.main_thread().ident
+    timer = threading.Timer(delay, signal.pthread_kill, (main, signal.SIGINT))
+    previous = signal.signal(signal.SIGINT, _Armed.handler)
+    try:
+        _Armed.armed = True
+        try:
+            timer.start()  # a delay of 0 may interrupt start() itself
+            while env.agents:
+                if path == "dict":
+                    env.step({a: 1 for a in env.agents})
+                else:
+                    env.step_arrays(np.ones(16, dtype=np.int64))
+        except KeyboardInterrupt:
+            pass
+        finally:
+            _Armed.armed = False
+            timer.cancel()
+            timer.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    # Consistent (the cycle count is the runtime's) or refusing until reset().
+    try:
+        if env.agents:
+            env.step({a: 1 for a in env.agents})
+        assert env.sim.steps == env._cycles
+    except RuntimeError as exc:
+        assert "reset" in str(exc), exc
+    env.reset(seed=seed + 1)
+    fresh = pcs_v0.parallel_env(width=4, height=4, max_cycles=6)
+    fresh.reset(seed=seed + 1)
+    assert env.sim.digest() == fresh.sim.digest()
+
+
 TARGETS = [
     fuzz_load,
     fuzz_config,
@@ -636,10 +909,24 @@ TARGETS = [
     fuzz_vector_calls,
     fuzz_dict_actions,
     fuzz_tensordict_actions,
+    fuzz_snapshots,
+    fuzz_memory_limit,
+    fuzz_cache_paths,
+    fuzz_reset_masks,
+    fuzz_interrupt_points,
 ]
 # Examples per target per round: a vector call sequence costs ~50x a load, an
-# action dict or TensorDict sequence (two envs built, up to 8 steps each) ~100x.
-EXAMPLES = {"fuzz_vector_calls": 20, "fuzz_dict_actions": 20, "fuzz_tensordict_actions": 20}
+# action dict or TensorDict sequence (two envs built, up to 8 steps each) ~100x;
+# a cache path runs STPA's preflight.
+EXAMPLES = {
+    "fuzz_vector_calls": 20,
+    "fuzz_dict_actions": 20,
+    "fuzz_tensordict_actions": 20,
+    "fuzz_snapshots": 50,
+    "fuzz_cache_paths": 8,
+    "fuzz_reset_masks": 20,
+    "fuzz_interrupt_points": 10,
+}
 # Targets that cannot run here, with why: said at the start and in the summary.
 SKIPPED = {"fuzz_tensordict_actions": TORCH_MISSING} if TORCH_MISSING else {}
 
