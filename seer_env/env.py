@@ -220,7 +220,7 @@ class SeerParallelEnv(ParallelEnv):
         After a load made behind the env's back (``env.sim.load``), the first
         read rebuilds it from the runtime (``_follow_runtime``).
         """
-        if self.sim.generation != self._generation:
+        if self.sim.generation != self._generation and self._torn is None:
             self._follow_runtime()
         return self._agents
 
@@ -261,13 +261,13 @@ class SeerParallelEnv(ParallelEnv):
         if previous is None:  # the first episode: check its first steps
             self.sim.check_next_steps(self._check_steps)
         self.sim.reset(seed)
+        self._generation = self.sim.generation  # our own reset, not a load behind our back
         self._episode_seed = seed
         self._cycles = 0
         self.agents = list(self.possible_agents)
         self._live = np.ones(len(self.possible_agents), dtype=bool)
         self._all_live = True
         self._torn = None
-        self._generation = self.sim.generation
         return self._first_outputs()
 
     def _first_outputs(self) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
@@ -313,7 +313,7 @@ class SeerParallelEnv(ParallelEnv):
 
     def _require_running(self) -> None:
         self._require_idle("step()")
-        if self.sim.generation != self._generation:
+        if self.sim.generation != self._generation and self._torn is None:
             self._follow_runtime()
         if self.sim.steps == 0 and not self.agents and self._episode_seed is None:
             raise RuntimeError("step() called before reset()")
@@ -472,7 +472,6 @@ class SeerParallelEnv(ParallelEnv):
         self.agents = [a for a, live in zip(self.possible_agents, self._live.tolist()) if live]
         if self._episode_seed is None:
             self._episode_seed = self._seed if self._seed is not None else 0
-        self._torn = None
         self._generation = self.sim.generation
 
     def _agents_left(self, done: np.ndarray, over: bool) -> None:
@@ -545,7 +544,7 @@ class SeerParallelEnv(ParallelEnv):
                 failed or interrupted one (nothing consistent to copy).
         """
         self._require_idle("snapshot()")
-        if self.sim.generation != self._generation:
+        if self.sim.generation != self._generation and self._torn is None:
             self._follow_runtime()
         if self._episode_seed is None:
             raise RuntimeError("snapshot() called before reset()")
@@ -582,7 +581,15 @@ class SeerParallelEnv(ParallelEnv):
         )
         if self._stpa_request is not None:
             self._choose_executor()
-        self.sim.load(snap.runtime)  # refused before it changes anything
+        # Interrupted (Ctrl-C) from here on, the env refuses to step until reset().
+        torn = self._torn
+        self._torn = ("restore()", self._episode_seed if torn is None else torn[1])
+        try:
+            self.sim.load(snap.runtime)
+        except ValueError:  # refused before the runtime changed anything
+            self._torn = torn
+            raise
+        self._generation = self.sim.generation
         self.sim.check_next_steps(checked)
         self._episode_seed = seed
         self._cycles = cycles
@@ -590,7 +597,6 @@ class SeerParallelEnv(ParallelEnv):
         self._live = live
         self._all_live = agents == self.possible_agents
         self._torn = None
-        self._generation = self.sim.generation
         return self._first_outputs()
 
     def fork(self, branches: int, **options: Any):
