@@ -52,9 +52,13 @@ class Simulation:
         """
         A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a compiled seer_env.NumbaModel).
         """
+    def _stall_worker_for_testing(self, worker: typing.SupportsInt | typing.SupportsIndex, microseconds: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Test hook (parallel executor): worker `worker` sleeps this long at the start of every round, as if it had lost its core (0: off), so that the adaptive pool sheds threads (tests, bench.memory's shed rows).
+        """
     def check_next_steps(self, steps: typing.Any) -> None:
         """
-        Run the contract checks on the next `steps` steps (across resets; 0: none beyond `check`), one handler at a time (a serial stand-in for a multi-threaded executor). Outputs are byte-identical with checking on or off; only the cost changes.
+        Run the contract checks on the next `steps` steps (across resets; 0: none beyond `check`), one handler at a time (on the caller alone, or a serial stand-in for a comparison executor). Outputs are byte-identical with checking on or off; only the cost changes.
         """
     def digest(self) -> int:
         """
@@ -68,9 +72,9 @@ class Simulation:
         """
         Fresh int64[num_agents, len(spec['info_keys'])] info counters of the last step.
         """
-    def load(self, blob: bytes) -> None:
+    def load(self, blob: typing.Any) -> None:
         """
-        Continue from a save() of the same model and config.
+        Continue from a save() of the same model and config (any bytes-like object, read in place); ValueError, changing nothing, for a corrupt save or another config's.
         """
     def observations(self) -> numpy.typing.NDArray[numpy.float32]:
         """
@@ -110,7 +114,7 @@ class Simulation:
         """
     def save(self) -> bytes:
         """
-        Everything needed to continue identically, on any executor (see load).
+        Everything needed to continue identically, on any executor (see load): a flat, checksummed snapshot written with plain copies (about the live state's size).
         """
     def set_executor(self, executor: str, num_threads: typing.Any = 1) -> None:
         """
@@ -170,6 +174,11 @@ class Simulation:
     def executor(self) -> str:
         """
         Name of the current executor.
+        """
+    @property
+    def generation(self) -> int:
+        """
+        Completed reset() and load() calls: the env wrappers compare it to see a load made behind their back.
         """
     @property
     def last_step(self) -> dict:
@@ -254,7 +263,7 @@ class VectorSimulation:
         """
         What instance `index`'s last step did (as Simulation.last_step).
         """
-    def load(self, index: typing.SupportsInt | typing.SupportsIndex, blob: bytes) -> None:
+    def load(self, index: typing.SupportsInt | typing.SupportsIndex, blob: typing.Any) -> None:
         """
         Load a save() into instance `index`.
         """

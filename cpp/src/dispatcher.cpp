@@ -6,6 +6,7 @@
 
 #include "seer/errors.hpp"
 #include "compiler.hpp"
+#include "save_checksum.hpp"
 
 namespace seer {
 
@@ -29,8 +30,25 @@ void Dispatcher::reseed(std::uint64_t seed) {
 }
 
 void Dispatcher::set_write_check(WriteCheck mode) {
-  write_check_ = mode;  // the copy is kept: reused by the next checked step
-  if (mode == WriteCheck::kDetect) copy_states_for_write_check();
+  write_check_ = mode;  // the copy or hashes are kept: reused by the next checked step
+  if (mode != WriteCheck::kDetect) return;
+  if (model_->entity_state_size() <= kHashedStateMax) {
+    state_copy_ = {};
+    hash_states_for_write_check();
+  } else {
+    state_hash_ = {};
+    copy_states_for_write_check();
+  }
+}
+
+std::uint64_t Dispatcher::state_hash(EntityId e) const {
+  return save_checksum(reinterpret_cast<const char*>(model_->entity_state(e)),
+                       model_->entity_state_size());
+}
+
+void Dispatcher::hash_states_for_write_check() {
+  state_hash_.resize(entities_.size());
+  for (EntityId e = 0; e < entities_.size(); ++e) state_hash_[e] = state_hash(e);
 }
 
 template <class Fn>
@@ -68,7 +86,11 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
   if (write_check_ == WriteCheck::kFull) verify_states(e, now, handling);
   if (write_check_ == WriteCheck::kDetect) {
     const std::size_t size = model_->entity_state_size();
-    std::memcpy(state_copy_.data() + e * size, model_->entity_state(e), size);
+    if (size <= kHashedStateMax) {
+      state_hash_[e] = state_hash(e);
+    } else {
+      std::memcpy(state_copy_.data() + e * size, model_->entity_state(e), size);
+    }
   }
 }
 
@@ -111,9 +133,14 @@ void Dispatcher::copy_states_for_write_check() {
   }
 }
 
-void Dispatcher::detect_foreign_write(EntityId e, double now, EventKind handling) {
+bool Dispatcher::state_changed(EntityId e) const {
   const std::size_t size = model_->entity_state_size();
-  if (std::memcmp(state_copy_.data() + e * size, model_->entity_state(e), size) != 0) {
+  if (size <= kHashedStateMax) return state_hash_[e] != state_hash(e);
+  return std::memcmp(state_copy_.data() + e * size, model_->entity_state(e), size) != 0;
+}
+
+void Dispatcher::detect_foreign_write(EntityId e, double now, EventKind handling) {
+  if (state_changed(e)) {
     std::ostringstream out;
     out.precision(17);
     out << "contract violation: entity-local writes: the state of entity " << e
@@ -125,8 +152,7 @@ void Dispatcher::detect_foreign_write(EntityId e, double now, EventKind handling
 
 void Dispatcher::finish_write_detection(double t_end) {
   for (EntityId e = 0; e < entities_.size(); ++e) {
-    const std::size_t size = model_->entity_state_size();
-    if (std::memcmp(state_copy_.data() + e * size, model_->entity_state(e), size) != 0) {
+    if (state_changed(e)) {
       std::ostringstream out;
       out.precision(17);
       out << "contract violation: entity-local writes: the state of entity " << e

@@ -86,6 +86,23 @@ class Executor {
   // Applies actions, then handles every pending event with time < t_end,
   // in an order whose outputs equal the serial key order's.
   virtual void run_step(const StepWindow& window, StepStats& stats) = 0;
+  // Contract checks (a checked step) need one handler at a time. These run
+  // the step, or on_init of every entity, so on the calling thread, over the
+  // pending events where the executor holds them, without changing how later
+  // steps run, and return true; false where the executor cannot (the
+  // Simulation then runs it on a serial stand-in and moves the pending events
+  // there and back). The default: what run_step() and initialize() do when
+  // the executor has one thread.
+  virtual bool run_step_one_at_a_time(const StepWindow& window, StepStats& stats) {
+    if (num_threads() != 1) return false;
+    run_step(window, stats);
+    return true;
+  }
+  virtual bool initialize_one_at_a_time() {
+    if (num_threads() != 1) return false;
+    initialize();
+    return true;
+  }
   // Calls fn(i) for i in [0, n), possibly in parallel; for boundary work.
   virtual void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) = 0;
   // A step is coming soon: wake parked worker threads now (a hint; executors

@@ -158,6 +158,14 @@ class alignas(64) LocalQueue {
   }
   // Frees what clear() keeps for reuse (the heap's key array). Empty queue only.
   void release_storage() { heap_.release_storage(); }
+  // For moving every event out with the node blocks (ParallelEngine::
+  // move_out_events), after drain(): visits the heap's nodes; forgets them
+  // (the key array stays); takes a node back into the heap (no allocation
+  // while it holds no more nodes than before forget_nodes()).
+  template <class Fn>
+  void for_each_node(Fn&& fn) const { heap_.for_each_node(fn); }
+  void forget_nodes() { heap_.forget(); }
+  void adopt(EventNode* node) { heap_.push(node); }
   template <class Fn>
   void for_each(Fn&& fn) const {
     heap_.for_each(fn);

@@ -108,6 +108,18 @@ class NodeHeap {
   void for_each(Fn&& fn) const {
     for (std::uint32_t i = 0; i < size_; ++i) fn(static_cast<const Event&>(keys_[i].node->event));
   }
+  // Visits every node, in no particular order.
+  template <class Fn>
+  void for_each_node(Fn&& fn) const {
+    for (std::uint32_t i = 0; i < size_; ++i) fn(keys_[i].node);
+  }
+  // Drops every key without touching its node (their events are moving
+  // elsewhere with their blocks: ParallelEngine::move_out_events); keeps the
+  // key array, so that as many nodes can be pushed again without allocating.
+  void forget() {
+    size_ = 0;
+    sorted_ = true;
+  }
 
  private:
   struct Key {

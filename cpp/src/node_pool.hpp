@@ -6,6 +6,7 @@
 // handled in place, so an event is written once and never copied again.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -63,6 +64,20 @@ class NodePool {
     free_ = nullptr;
     free_count_ = 0;
     blocks_.clear();
+  }
+  // -- Moving every event out block by block (ParallelEngine::move_out_events),
+  // between runs only. The blocks, to visit; free_block(i) frees one (its
+  // nodes must be referenced nowhere: forget_free_list() first), drop_freed()
+  // then forgets the freed ones.
+  std::size_t blocks() const { return blocks_.size(); }
+  EventNode* block(std::size_t i) const { return blocks_[i].get(); }
+  void free_block(std::size_t i) { blocks_[i].reset(); }
+  void forget_free_list() {
+    free_ = nullptr;
+    free_count_ = 0;
+  }
+  void drop_freed() {
+    blocks_.erase(std::remove(blocks_.begin(), blocks_.end(), nullptr), blocks_.end());
   }
   // Moves up to n free nodes to `to`. Nodes migrate from the pools of
   // producers to those of consumers; without moving them back, a producer

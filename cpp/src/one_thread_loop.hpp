@@ -3,9 +3,7 @@
 // oracle's code itself), beside the per-entity queues that steps in rounds use.
 //
 // A pending event sits in exactly one of the two: the calendar or its
-// target's queue. Nothing moves in bulk when the thread count changes (the
-// adaptive pool shedding threads, or probing for more); each step moves
-// only the events it is about to handle:
+// target's queue. Each step moves the events it is about to handle:
 //   * a one-thread step (run_step) first moves the queues' events below
 //     t_end into the calendar, then runs the serial executor's step there
 //     (on_step_begin, on_action, every event below t_end in key order); what
@@ -15,8 +13,11 @@
 //     into the queues.
 // So a step handles exactly the events the serial executor handles, in its
 // order, and the bytes are the serial executor's. Events at or after t_end
-// stay where they are until a step needs them. A shed or probe costs about
-// what the step's own events cost, not a pass over every pending event.
+// stay where they are until a step needs them, so a probe costs about what
+// its own events cost. The rest moves in bulk only where leaving it would
+// hold two full layouts for long (ParallelExecutor: the first serial-loop
+// step after rounds takes the queues' events block by block; the second
+// step in rounds in a row, the calendar's).
 //
 // Finding the queues' due events without reading every queue each step:
 // `queue_tops_` holds the entities whose queue holds events, by earliest
@@ -58,6 +59,12 @@ class OneThreadLoop final {
   // Something other than this loop changed the queues (a step in rounds, an
   // insert): the next one-thread step reads every queue once.
   void queues_changed() { queue_tops_valid_ = false; }
+  // Every event of the queues moved into the calendar some other way
+  // (ParallelEngine::move_out_events): they are known to be empty.
+  void queues_emptied() {
+    queue_tops_.clear();
+    queue_tops_valid_ = true;
+  }
   // Whether the queues are known to hold no event (after a one-thread step).
   bool queues_empty() const { return queue_tops_valid_ && queue_tops_.empty(); }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "compiler.hpp"
+#include "platform.hpp"
 #include "seer/errors.hpp"
 #include "spin_wait.hpp"
 #include "wake_calendar.hpp"
@@ -191,6 +192,91 @@ bool ParallelEngine::release_idle_nodes() {
   return true;
 }
 
+namespace {
+// Freed blocks return to the system as the move goes, in kTrims parts (at
+// least kMinTrimBlocks blocks, 2 MiB, each): malloc keeps freed 32 KiB blocks
+// for itself, and the calendar fills meanwhile. A trim costs ~3 ms at 1M
+// events; trimming every 8 MiB made the trims a third of the move.
+constexpr std::size_t kTrims = 8;
+constexpr std::size_t kMinTrimBlocks = 64;
+}  // namespace
+
+void ParallelEngine::move_out_events(ParallelInstance& inst,
+                                     const std::function<void(const Event&)>& take) {
+  // The nodes holding events, from the heaps' key arrays (no node is read:
+  // reading each in key order was a cache miss per event, ~100 ns), sorted
+  // by address, and every block, by address: a block's live nodes are then a
+  // run of `live`. Everything that allocates comes before the heaps forget
+  // their keys (they keep the arrays, for the way back).
+  std::size_t held = 0;
+  for (EntityId e = 0; e < inst.num_entities; ++e) {
+    inst.queues[e].drain();
+    inst.queues[e].for_each_node([&held](EventNode*) { ++held; });
+  }
+  std::vector<EventNode*> live;
+  live.reserve(held);
+  for (EntityId e = 0; e < inst.num_entities; ++e) {
+    inst.queues[e].for_each_node([&live](EventNode* n) { live.push_back(n); });
+  }
+  const auto before = std::less<const EventNode*>();
+  std::sort(live.begin(), live.end(), before);
+  struct Block {
+    EventNode* base;
+    unsigned pool;
+    std::size_t index;
+  };
+  std::vector<Block> blocks;
+  const unsigned t = pool_.size();
+  for (unsigned w = 0; w < t; ++w) {
+    const NodePool& pool = workers_[w].pool;
+    for (std::size_t b = 0; b < pool.blocks(); ++b) blocks.push_back({pool.block(b), w, b});
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [&before](const Block& a, const Block& b) { return before(a.base, b.base); });
+  for (EntityId e = 0; e < inst.num_entities; ++e) {
+    inst.queues[e].forget_nodes();
+    inst.queues[e].publish_top();
+  }
+  for (unsigned w = 0; w < t; ++w) workers_[w].pool.forget_free_list();
+  const std::size_t trim_every = std::max(kMinTrimBlocks, blocks.size() / kTrims);
+  std::size_t next = 0;  // live[next] is the first event not yet taken
+  std::size_t done = 0;  // blocks[0, done) are freed
+  try {
+    for (; done < blocks.size(); ++done) {
+      const Block& b = blocks[done];
+      for (; next < live.size() && before(live[next], b.base + NodePool::kBlock); ++next) {
+        take(live[next]->event);
+      }
+      workers_[b.pool].pool.free_block(b.index);
+      if ((done + 1) % trim_every == 0) platform::return_free_memory();
+    }
+  } catch (...) {
+    // What was not taken goes back into its queue (the key arrays still have
+    // room for it: no allocation); every other node of the remaining blocks
+    // is free.
+    for (std::size_t k = next; k < live.size(); ++k) {
+      inst.queues[live[k]->event.target].adopt(live[k]);
+    }
+    for (unsigned w = 0; w < t; ++w) workers_[w].pool.drop_freed();
+    std::size_t k = next;
+    for (std::size_t i = done; i < blocks.size(); ++i) {
+      for (std::size_t n = 0; n < NodePool::kBlock; ++n) {
+        EventNode* node = blocks[i].base + n;
+        if (k < live.size() && live[k] == node) {
+          ++k;
+        } else {
+          workers_[blocks[i].pool].pool.release(node);
+        }
+      }
+    }
+    for (EntityId e = 0; e < inst.num_entities; ++e) inst.queues[e].publish_top();
+    throw;
+  }
+  for (unsigned w = 0; w < t; ++w) workers_[w].pool.drop_freed();
+  for (EntityId e = 0; e < inst.num_entities; ++e) inst.queues[e].release_storage();
+  platform::return_free_memory();
+}
+
 void ParallelEngine::prepare(Batch& batch) {
   batch.offsets.assign(1, 0);
   for (std::size_t i = 0; i < batch.count; ++i) {
@@ -243,6 +329,20 @@ void ParallelEngine::prepare(Batch& batch) {
 
 void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWindow* windows,
                                StepStats* stats, std::exception_ptr* failures, std::size_t count) {
+  // The adaptive pool picks how many threads take part; one runs on the
+  // caller alone (no wake-up, no barrier partner).
+  run_region(instances, windows, stats, failures, count, adaptive_.next_threads(), true);
+}
+
+void ParallelEngine::run_step_on_caller(ParallelInstance& instance, const StepWindow& window,
+                                        StepStats& stats, std::exception_ptr& failure) {
+  ParallelInstance* self = &instance;
+  run_region(&self, &window, &stats, &failure, 1, 1, false);
+}
+
+void ParallelEngine::run_region(ParallelInstance* const* instances, const StepWindow* windows,
+                                StepStats* stats, std::exception_ptr* failures, std::size_t count,
+                                unsigned team, bool record) {
   Batch batch;
   batch.instances = instances;
   batch.count = count;
@@ -254,9 +354,7 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
     // relaxed: the pool's run() start orders this before every worker's adds.
     inst.events_in_step.store(0, std::memory_order_relaxed);
   }
-  // The adaptive pool picks how many threads take part; one runs on the
-  // caller alone (no wake-up, no barrier partner).
-  active_ = adaptive_.next_threads();
+  active_ = team;
   barrier_.set_participants(active_);
   prepare(batch);
   balance_node_pools();
@@ -291,13 +389,17 @@ void ParallelEngine::run_steps(ParallelInstance* const* instances, const StepWin
   // count it once per thread.
   timing.wait_nanos += tail * active_;
   timing.parked_waits += tail > kLongWaitNanos;
-  add_boundary(timing);
-  for (std::size_t i = 0; i < count; ++i) timing.rounds = std::max(timing.rounds, instances[i]->rounds);
-  for (unsigned w = 0; w < active_; ++w) {
-    for (std::size_t i = 0; i < count; ++i) timing.events += workers_[w].per[i].events;
+  if (record) {
+    add_boundary(timing);
+    for (std::size_t i = 0; i < count; ++i) {
+      timing.rounds = std::max(timing.rounds, instances[i]->rounds);
+    }
+    for (unsigned w = 0; w < active_; ++w) {
+      for (std::size_t i = 0; i < count; ++i) timing.events += workers_[w].per[i].events;
+    }
+    adaptive_.record(timing);
+    last_timing_ = timing;
   }
-  adaptive_.record(timing);
-  last_timing_ = timing;
   for (std::size_t i = 0; i < count; ++i) {
     stats[i] = StepStats{};
     for (unsigned w = 0; w < active_; ++w) {

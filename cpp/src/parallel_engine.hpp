@@ -47,9 +47,23 @@ class ParallelEngine {
   // would move them back, which cost a PCS 64x64 env ~25 steps' worth per
   // shed that the next probe undid; rounds on one thread cost ~1.3x a serial
   // loop step. Not thread-safe.
+  //
+  // Not on a confirmed shed of many pending events (more nodes in the pools'
+  // blocks than kSerialLoopMaxNodes): there the steps stay in rounds on the
+  // caller. A pending event is in the loop's calendar or in the queues, and
+  // moving them all between the two means, at some moment, two full layouts
+  // in memory (PCS 256x256, 1M events: 442 MB against 316 MB); and at that
+  // size the loop does not pay: rounds on one thread took 0.94x its time at
+  // PCS 256x256, against 1.16x at 128x128 and 1.35x at 64x64 (262k and 65k
+  // events; 2-vCPU VM). Not thread-safe.
   bool next_step_runs_serial_loop() const {
-    return adaptive_.next_threads() == 1 && (pool_.size() == 1 || adaptive_.reduction_confirmed());
+    return adaptive_.next_threads() == 1 &&
+           (pool_.size() == 1 ||
+            (adaptive_.reduction_confirmed() && node_capacity() <= serial_loop_max_nodes_));
   }
+  static constexpr std::size_t kSerialLoopMaxNodes = std::size_t{1} << 19;
+  // Test hook: another bound than kSerialLoopMaxNodes.
+  void set_serial_loop_max_nodes_for_testing(std::size_t nodes) { serial_loop_max_nodes_ = nodes; }
   // Feeds the adaptive pool a step (or batch step) that ran the serial loop
   // on the calling thread, timed by a StepClock (wall, maybe CPU time) and
   // with its events set; so probes still come due. Not thread-safe; does not
@@ -85,6 +99,14 @@ class ParallelEngine {
   // layout changes.
   void run_steps(ParallelInstance* const* instances, const StepWindow* windows, StepStats* stats,
                  std::exception_ptr* failures, std::size_t count);
+  // One step of `instance` in rounds on the calling thread alone, whatever
+  // the adaptive pool would choose, and unknown to it (no timing recorded,
+  // no shed or probe comes due): a checked step, whose write check needs one
+  // handler at a time, runs so without moving a pending event. Sets `stats`
+  // and `failure` (null when none) as run_steps() does. Blocks; not
+  // thread-safe.
+  void run_step_on_caller(ParallelInstance& instance, const StepWindow& window, StepStats& stats,
+                          std::exception_ptr& failure);
   // on_init of every entity of `instance`, in parallel; rethrows the failure
   // of the smallest key. Blocks.
   void initialize(ParallelInstance& instance);
@@ -99,10 +121,23 @@ class ParallelEngine {
   bool release_idle_nodes();
   // Nodes in the pools' blocks, free or holding events. Between runs only.
   std::size_t node_capacity() const;
+  // Hands the event of every node `instance`'s queues hold to `take` (in the
+  // order of the node blocks, not the key order) and frees the blocks one by
+  // one as it goes, so that the events' new home fills as the old one
+  // empties and both are never full at once (a confirmed shed: the serial
+  // loop's calendar takes them, ParallelExecutor::run_serial_step). Then
+  // every queue is empty with its key array freed, and the pools hold no
+  // block. Only when no other instance holds a node of this engine. If
+  // `take` throws, every event it did not take is back in its queue (none
+  // lost or doubled) and the exception propagates. Between runs only.
+  void move_out_events(ParallelInstance& instance, const std::function<void(const Event&)>& take);
 
  private:
   struct Worker;
   struct Batch;
+  // run_steps() on `team` threads; `record`: tell the adaptive pool.
+  void run_region(ParallelInstance* const* instances, const StepWindow* windows, StepStats* stats,
+                  std::exception_ptr* failures, std::size_t count, unsigned team, bool record);
   void worker_step(unsigned w, Batch& batch);
   void begin_slice(Worker& me, Batch& batch);
   // Fills me.ready with my entities that have an event below their
@@ -135,6 +170,7 @@ class ParallelEngine {
   // (under load a 2-thread step lost most of its time there, unseen by the
   // round barriers: Aircraft 1024, 2-thread steps 7x a 1-thread one).
   StepTiming boundary_;
+  std::size_t serial_loop_max_nodes_ = kSerialLoopMaxNodes;
   unsigned stall_worker_ = 0;
   std::chrono::microseconds stall_delay_{0};
   std::unique_ptr<Worker[]> workers_;

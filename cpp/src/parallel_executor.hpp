@@ -77,6 +77,15 @@ class ParallelExecutor final : public Executor {
   void insert_all(const Event* events, std::size_t n) override;
   std::size_t pending_count() const override;
   void run_step(const StepWindow& window, StepStats& stats) override;
+  // A checked step, one handler at a time on the caller, where the events
+  // are: the serial loop when they are in its calendar (a pool of one, a
+  // confirmed shed, check=True's episodes), else rounds on the caller alone
+  // (ParallelEngine::run_step_on_caller). No pending event moves for it but
+  // what a step of that kind moves anyway, and the adaptive pool is not told.
+  bool run_step_one_at_a_time(const StepWindow& window, StepStats& stats) override;
+  // on_init of every entity in id order on the caller; the events go to the
+  // calendar (the serial loop's, which check=True's steps then run).
+  bool initialize_one_at_a_time() override;
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override;
 
   // This env's queues and step state, for the engine that runs it. Its
@@ -84,6 +93,13 @@ class ParallelExecutor final : public Executor {
   ParallelInstance& instance() { return instance_; }
   // Whether the last step ran the serial loop (one thread) rather than rounds.
   bool ran_serial_loop() const { return ran_serial_loop_; }
+  // Events in the serial loop's calendar (the rest are in the queues).
+  std::size_t calendar_size() const { return one_thread_.size(); }
+  // Test hook: adds an event to the calendar (as a bulk move's receiver does).
+  void one_thread_insert_for_testing(const Event& event) {
+    one_thread_.insert(event);
+    calendar_released_ = false;
+  }
   // Before the engine runs `window` in rounds (run_step(), ParallelBatchRunner):
   // moves the one-thread loop's events below its end into the queues. Not
   // during a step; allocates only if heaps or node pools grow.
@@ -98,8 +114,13 @@ class ParallelExecutor final : public Executor {
   // Frees the (empty) queues' key arrays and, if no instance on the engine
   // holds an event, the engine's node blocks.
   void release_queue_storage();
+  // Whether the queues may hold events (false: known empty).
+  bool queues_hold_events() const;
 
   std::shared_ptr<ParallelEngine> engine_;
+  // The engine is this executor's alone (not a vector env's shared one):
+  // the node blocks then hold only this instance's events.
+  bool owns_engine_ = false;
   ParallelInstance instance_;
   OneThreadLoop one_thread_;  // the one-thread steps' loop and calendar
   bool ran_serial_loop_ = false;  // the last step ran one_thread_'s loop

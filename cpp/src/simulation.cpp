@@ -1,6 +1,6 @@
 // The step loop (reset, step, run_until, the vector env's begin_step /
-// finish_step), checked steps and the boundary outputs. save() and load()
-// are in save_load.cpp.
+// finish_step) and the boundary outputs. Checked steps are in
+// checked_steps.cpp, save() and load() in save_load.cpp.
 #include "simulation.hpp"
 
 #include <algorithm>
@@ -25,15 +25,6 @@ void copy_pending(const Executor& executor, std::vector<Event>& out) {
   out.clear();
   out.reserve(executor.pending_count());
   executor.collect_pending(out);
-}
-
-// Moves every pending event (a checked step's serial stand-in and back).
-void move_pending(Executor& from, Executor& to) {
-  std::vector<Event> pending;
-  copy_pending(from, pending);
-  from.clear();
-  from.release_storage();  // one layout in memory at a time
-  for (const Event& e : pending) to.insert(e);
 }
 
 }  // namespace
@@ -109,113 +100,6 @@ void Simulation::replace_torn_executor(std::unique_ptr<Executor> fresh) {
   needs_reset_ = true;
 }
 
-template <class Fn>
-void Simulation::one_handler_at_a_time(WriteCheck mode, Fn&& fn,
-                                       std::vector<Event>* step_start_pending) {
-  // The write check compares states that other handlers may be writing: only
-  // sound while no other handler runs. `step_start_pending`: a checked step's
-  // copy of the pending events at its start (what the executor holds now).
-  // Moving them to the stand-in then needs no second copy, and after a step
-  // that passed, the copy (no longer needed) holds them on the way back.
-  try {
-    if (executor_->num_threads() == 1) {
-      dispatcher_.set_write_check(mode);
-      fn(*executor_);
-    } else {
-      if (!stand_in_) {
-        stand_in_ = make_executor("serial", 1);
-        stand_in_->bind(dispatcher_);
-      }
-      if (step_start_pending != nullptr) {
-        executor_->clear();
-        executor_->release_storage();
-        for (const Event& e : *step_start_pending) stand_in_->insert(e);
-      } else {
-        move_pending(*executor_, *stand_in_);
-      }
-      dispatcher_.set_write_check(mode);
-      // Back to the executor; the stand-in is dropped before the executor's
-      // layout is rebuilt, so its buffers and that layout are never both in
-      // memory (it is made again for the next checked step).
-      const auto take_back = [this](std::vector<Event>& pending) {
-        copy_pending(*stand_in_, pending);
-        stand_in_.reset();
-        platform::return_free_memory();
-        for (const Event& e : pending) executor_->insert(e);
-      };
-      try {
-        fn(*stand_in_);
-      } catch (...) {
-        std::vector<Event> pending;  // the step's start copy may be needed to rerun it
-        take_back(pending);          // pending_events() stays meaningful
-        throw;
-      }
-      std::vector<Event> own;
-      take_back(step_start_pending != nullptr ? *step_start_pending : own);
-    }
-  } catch (...) {
-    dispatcher_.set_write_check(WriteCheck::kOff);
-    throw;
-  }
-  dispatcher_.set_write_check(WriteCheck::kOff);
-}
-
-void Simulation::run_checked(const StepWindow& window, StepStats& stats) {
-  stats.threads = 1;
-  try {
-    // Detection first: one state compared and copied per handler.
-    one_handler_at_a_time(
-        WriteCheck::kDetect,
-        [&](Executor& executor) {
-          executor.run_step(window, stats);
-          dispatcher_.finish_write_detection(window.t_end);
-        },
-        &step_start_.pending);
-  } catch (const ForeignWriteDetected&) {
-    // A foreign write happened in this step: rerun it from its start with
-    // every other state compared after every handler, which names the writer
-    // (the full check's cost, for this one step).
-    restore_step_start();
-    stats = StepStats{};
-    stats.threads = 1;
-    one_handler_at_a_time(
-        WriteCheck::kFull, [&](Executor& executor) { executor.run_step(window, stats); },
-        &step_start_.pending);
-    throw;  // not found again (a model whose handlers are not deterministic)
-  }
-}
-
-void Simulation::keep_step_start() {
-  const ModelSpec& s = spec();
-  const std::size_t state_size = model_->entity_state_size();
-  const std::size_t public_size = model_->public_size();
-  StepStart& k = step_start_;
-  k.states.resize(s.num_entities * state_size);
-  k.publics.resize(s.num_entities * public_size);
-  k.runtimes.resize(s.num_entities);
-  for (EntityId e = 0; e < s.num_entities; ++e) {
-    std::memcpy(k.states.data() + e * state_size, model_->entity_state(e), state_size);
-    std::memcpy(k.publics.data() + e * public_size, model_->public_state(e), public_size);
-    k.runtimes[e] = dispatcher_.entity(e);
-  }
-  copy_pending(*executor_, k.pending);
-}
-
-void Simulation::restore_step_start() {
-  const ModelSpec& s = spec();
-  const std::size_t state_size = model_->entity_state_size();
-  const std::size_t public_size = model_->public_size();
-  const StepStart& k = step_start_;
-  for (EntityId e = 0; e < s.num_entities; ++e) {
-    std::memcpy(model_->entity_state(e), k.states.data() + e * state_size, state_size);
-    std::memcpy(model_->public_state(e), k.publics.data() + e * public_size, public_size);
-    dispatcher_.entity(e) = k.runtimes[e];
-  }
-  model_->after_snapshot();  // as load() does: derived from the public states
-  executor_->clear();
-  for (const Event& e : k.pending) executor_->insert(e);
-}
-
 void Simulation::execute(const StepWindow& window, StepStats& stats) {
   if (step_checked_) {
     run_checked(window, stats);
@@ -252,7 +136,7 @@ void Simulation::reset(std::uint64_t seed) {
   dispatcher_.reseed(seed);
   executor_->clear();
   if (options_.check) {
-    one_handler_at_a_time(WriteCheck::kFull, [](Executor& executor) { executor.initialize(); });
+    initialize_one_at_a_time();
   } else {
     executor_->initialize();
   }
@@ -264,6 +148,7 @@ void Simulation::reset(std::uint64_t seed) {
   has_reset_ = true;
   needs_reset_ = false;
   ++generation_;
+  step_log_.start(seed, generation_);  // checked steps may rerun from here
 }
 
 StepWindow Simulation::begin_step(const void* actions, const std::uint8_t* alive) {
@@ -309,7 +194,9 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   if (checked_steps_left_ > 0) --checked_steps_left_;
   if (step_checked_) {
     snapshot_before_ = snapshot_digest();
-    keep_step_start();  // to rerun the step if detection finds a foreign write
+    note_step_start(window, actions);  // to rerun the step if detection finds a foreign write
+  } else {
+    step_log_.stop();  // a later checked step cannot rerun from the reset
   }
   needs_reset_ = true;  // until the step completes
   dispatcher_.clear_stop();
@@ -342,6 +229,7 @@ void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
   }
   if (step_checked_ && !options_.check && checked_steps_left_ == 0) {
     step_start_ = StepStart{};  // the last checked step: free its copies
+    step_log_.stop();
     dispatcher_.free_write_check_copy();
     platform::return_free_memory();
   }

@@ -12,6 +12,7 @@
 #include "dispatcher.hpp"
 #include "executor.hpp"
 #include "seer/model.hpp"
+#include "step_log.hpp"
 
 namespace seer {
 
@@ -41,10 +42,11 @@ class Simulation {
   // entity's state outside its own handlers (WriteCheck::kDetect; when it
   // finds one, the step reruns from its start with kFull, which names the
   // writer), and that the snapshot did not change. The write check needs one
-  // handler at a time: with a multi-threaded executor a checked step runs on
-  // a serial stand-in (the pending events move over and back). Checking only
-  // observes: outputs are byte-identical either way; only the cost changes.
-  // Not during a step.
+  // handler at a time: a multi-threaded executor runs a checked step on the
+  // caller alone where it can (the parallel executor: no pending event moves
+  // for it), else on a serial stand-in (the pending events move over and
+  // back). Checking only observes: outputs are byte-identical either way;
+  // only the cost changes. Not during a step.
   void check_next_steps(std::uint64_t steps) { checked_steps_left_ = steps; }
   std::uint64_t checked_steps_left() const { return checked_steps_left_; }
   // Whether the step begun last (begin_step) is checked: its caller must
@@ -150,18 +152,25 @@ class Simulation {
   void require_ready(const char* what) const;
   StepWindow make_window(double t_end, const void* actions, const std::uint8_t* alive);
   void run_window(double t_end, const void* actions, const std::uint8_t* alive);
-  void keep_step_start();
-  void restore_step_start();
   // Runs the window on the executor, or with run_checked() when it is checked.
   void execute(const StepWindow& window, StepStats& stats);
   std::uint64_t snapshot_digest() const;
   void boundary();
-  // Runs fn(executor) on an executor that runs one handler at a time: the
-  // env's own when it has one thread, else the serial stand-in, with the
-  // pending events moved there and back.
-  template <class Fn>
-  void one_handler_at_a_time(WriteCheck mode, Fn&& fn,
-                             std::vector<Event>* step_start_pending = nullptr);
+  // -- Checked steps (checked_steps.cpp).
+  // Runs the window, or on_init of every entity, one handler at a time with
+  // the write check `mode`: on the executor where it can
+  // (Executor::run_step_one_at_a_time), else on the serial stand-in, with
+  // the pending events moved there and back.
+  void step_one_at_a_time(WriteCheck mode, const StepWindow& window, StepStats& stats);
+  void initialize_one_at_a_time();
+  // What a checked step keeps of its start, to rerun it if detection finds a
+  // foreign write: the inputs since the reset (step_log_) while it can, else
+  // keep_step_start(). rewind_to_step_start() then rebuilds the start and
+  // returns the window to rerun; rerun() runs it with the full check.
+  void note_step_start(const StepWindow& window, const void* actions);
+  void keep_step_start(double t_end);
+  StepWindow rewind_to_step_start(const StepWindow& window);
+  void rerun(const StepWindow& window, StepStats& stats);
 
   std::unique_ptr<Model> model_;
   CompiledModel* compiled_ = nullptr;  // model_, when it is one
@@ -183,12 +192,19 @@ class Simulation {
   std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
   std::uint64_t checked_steps_left_ = 0;  // check_next_steps()
   bool step_checked_ = false;             // the current/last window is checked
-  // A checked step's start: what its handlers may change (not the clock or
-  // the outputs, which only finish_step changes), to rerun it.
+  // The inputs of the steps since the reset, while each was checked: a
+  // checked step that finds a foreign write reruns from the reset with them.
+  StepLog step_log_;
+  // A checked step's start when the log cannot rebuild it (after a load, an
+  // unchecked step or the log's first kMaxSteps): what its handlers may
+  // change (not the clock or the outputs, which only finish_step changes)
+  // and the pending events the step handles (time < t_end; the later ones
+  // stay where they are during the step), to rerun it on a serial stand-in.
   struct StepStart {
     std::vector<unsigned char> states, publics;
     std::vector<EntityRuntime> runtimes;
-    std::vector<Event> pending;
+    std::vector<Event> due;
+    bool kept = false;
   };
   StepStart step_start_;
   std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)

@@ -18,7 +18,9 @@
 //     steps in rounds on the caller alone (the shed is tentative: no pending
 //     event moves); once a probe has stalled too (the shed is confirmed), it
 //     runs the serial executor's loop (one pass, "serial loop" in the
-//     decision); back on two threads it runs in rounds again.
+//     decision); back on two threads it runs in rounds again. An env with
+//     too many events to move (ParallelEngine::kSerialLoopMaxNodes, lowered
+//     for the test) stays in rounds on one thread once confirmed.
 //  3. The same on a vector env (one shared engine, ParallelBatchRunner): every
 //     instance steps in rounds on one thread once shed, and runs its serial
 //     loop once a probe confirmed the shed, each equal to a serial env.
@@ -356,7 +358,10 @@ void test_busy_probes() {
          "StepClock measures CPU and wall time");
 }
 
-void test_engine() {
+// many_events: the env counts as too large to move its events into the
+// serial loop's calendar (ParallelEngine::kSerialLoopMaxNodes, lowered to 0
+// here): a confirmed shed then stays in rounds on one thread.
+void test_engine(bool many_events) {
   const std::map<std::string, double> config = {
       {"num_entities", 64}, {"population", 2}, {"lookahead", 0.25}, {"remote", 0.5}};
   auto make = [&](const char* executor, unsigned threads) {
@@ -369,6 +374,7 @@ void test_engine() {
   auto serial = make("serial", 1);
   auto parallel = make("parallel", 2);
   auto& engine = dynamic_cast<seer::ParallelExecutor&>(parallel->executor()).engine();
+  if (many_events) engine.set_serial_loop_max_nodes_for_testing(0);
   serial->reset(11);
   parallel->reset(11);
   engine.set_stall_for_testing(1, std::chrono::microseconds(3000));
@@ -405,7 +411,21 @@ void test_engine() {
   for (int i = 0; i < 4 * static_cast<int>(seer::AdaptivePool::kFirstProbeInterval) && !confirmed;
        ++i) {
     one_step();
-    confirmed = executor.ran_serial_loop();
+    confirmed = many_events ? engine.adaptive().reduction_confirmed() : executor.ran_serial_loop();
+  }
+  if (many_events) {
+    // Confirmed, but too many events to move: rounds on one thread, as before.
+    expect(confirmed, "a stalled probe did not confirm the shed");
+    one_step();
+    expect(!executor.ran_serial_loop() && parallel->last_step().threads == 1 &&
+               parallel->last_step().rounds > 1,
+           "a confirmed shed of many events steps in rounds on one thread");
+    expect(executor.thread_decision().find("too many events to move") != std::string::npos,
+           "decision says why there is no serial loop: " + executor.thread_decision());
+    std::printf("  many events, confirmed shed: %s\n", executor.thread_decision().c_str());
+    engine.set_stall_for_testing(0, std::chrono::microseconds(0));
+    for (int i = 0; i < 5; ++i) one_step();
+    return;
   }
   expect(confirmed, "a stalled probe did not move the env to the serial loop");
   expect(engine.adaptive().reduction_confirmed(), "the serial loop runs on a confirmed shed");
@@ -567,7 +587,8 @@ int main() {
   test_rule();
   test_speed_rules();
   test_busy_probes();
-  test_engine();
+  test_engine(false);
+  test_engine(true);
   test_boundary_waits();
   test_vector();
   if (failures != 0) return EXIT_FAILURE;

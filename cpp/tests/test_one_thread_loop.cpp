@@ -11,9 +11,16 @@
 //     the serial executor's;
 //   - a serial-loop step that stops at its event budget keeps exactly the
 //     events the serial executor still holds;
-//   - once the last event has left the queues, their storage (node blocks)
-//     is freed: one layout in memory;
-//   - a checked step (check_next_steps) between serial-loop steps;
+//   - the first serial-loop step after rounds moves every event of the
+//     queues into the calendar, block by block, and frees the node blocks:
+//     one layout in memory; a move whose receiver throws part-way puts every
+//     event it did not take back into its queue (none lost or doubled);
+//   - a probe (one step in rounds after serial-loop steps) takes only its
+//     due events from the calendar; a second step in rounds takes the rest
+//     and frees the calendar;
+//   - a checked step (check_next_steps) between serial-loop steps, and one
+//     between steps in rounds, which runs in rounds on the caller and moves
+//     no event;
 //   - two instances on one engine (ParallelBatchRunner): one steps on the
 //     serial loop while the other holds events in the same node pools.
 #include <algorithm>
@@ -24,6 +31,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -150,8 +158,9 @@ void test_budget_stop(const Case& c) {
   }
 }
 
-// PHOLD's events are due within a step or two: after a few steps of one
-// kind every event sits in that kind's structure.
+// One layout at a time: the serial loop takes every event at once; a probe
+// takes only its due events from the calendar, a second step in rounds the
+// rest.
 void test_storage_freed() {
   auto sim = make_sim(kPhold, "parallel", 2);
   auto reference = make_sim(kPhold, "serial", 1);
@@ -166,20 +175,72 @@ void test_storage_freed() {
     reference->step(actions.data(), nullptr);
   }
   if (engine.node_capacity() == 0) fail("steps in rounds hold no node blocks");
-  for (int k = 0; k < 6; ++k) {
+  serial_loop_step(*sim, actions);
+  reference->step(actions.data(), nullptr);
+  check_same(*sim, *reference, "the first serial-loop step after rounds");
+  if (engine.node_capacity() != 0) {
+    fail("serial loop: node blocks kept (" + std::to_string(engine.node_capacity()) + ")");
+  }
+  if (exec.calendar_size() != sim->pending_count()) fail("serial loop: events left in the queues");
+  for (int k = 0; k < 3; ++k) {
     serial_loop_step(*sim, actions);
     reference->step(actions.data(), nullptr);
   }
-  check_same(*sim, *reference, "serial-loop steps after rounds");
-  if (engine.node_capacity() != 0) {
-    fail("queues empty, node blocks kept (" + std::to_string(engine.node_capacity()) + ")");
-  }
-  for (int k = 0; k < 6; ++k) {
+  sim->step(actions.data(), nullptr);  // a probe
+  reference->step(actions.data(), nullptr);
+  check_same(*sim, *reference, "a probe after serial-loop steps");
+  if (exec.calendar_size() == 0) fail("a probe took every event from the calendar");
+  sim->step(actions.data(), nullptr);  // the probe restored the threads
+  reference->step(actions.data(), nullptr);
+  check_same(*sim, *reference, "the second step in rounds");
+  if (exec.calendar_size() != 0) fail("the second step in rounds left events in the calendar");
+  for (int k = 0; k < 4; ++k) {
     sim->step(actions.data(), nullptr);
     reference->step(actions.data(), nullptr);
   }
   check_same(*sim, *reference, "rounds after serial-loop steps");
   if (engine.node_capacity() == 0) fail("rounds again: no node blocks");
+}
+
+// ParallelEngine::move_out_events with a receiver that throws after `after`
+// events: the events it took are in the calendar, the others back in their
+// queues, none lost or doubled; stepping on gives the serial bytes.
+void test_move_rolls_back(const Case& c, std::size_t after) {
+  auto sim = make_sim(c, "parallel", 2);
+  auto reference = make_sim(c, "serial", 1);
+  seer::ParallelExecutor& exec = parallel_of(*sim);
+  exec.engine().set_adaptive(false);
+  sim->reset(8);
+  reference->reset(8);
+  const std::vector<std::int64_t> actions(sim->spec().num_agents, 1);
+  for (int k = 0; k < 2; ++k) {
+    sim->step(actions.data(), nullptr);
+    reference->step(actions.data(), nullptr);
+  }
+  const std::vector<std::string> before = pending_bytes(sim->executor());
+  std::vector<seer::Event> taken;
+  bool threw = false;
+  try {
+    exec.engine().move_out_events(exec.instance(), [&](const seer::Event& e) {
+      if (taken.size() == after) throw std::bad_alloc();
+      taken.push_back(e);
+    });
+  } catch (const std::bad_alloc&) {
+    threw = true;
+  }
+  const std::string name = std::string(c.model) + " move stopped after " + std::to_string(after);
+  if (!threw) fail(name + ": the receiver's exception did not propagate");
+  // What was taken goes where a real receiver (the calendar) would have put it.
+  for (const seer::Event& e : taken) exec.one_thread_insert_for_testing(e);
+  if (pending_bytes(sim->executor()) != before) fail(name + ": events lost or doubled");
+  for (int k = 0; k < 3; ++k) {
+    sim->step(actions.data(), nullptr);
+    reference->step(actions.data(), nullptr);
+    check_same(*sim, *reference, name + ", step " + std::to_string(k));
+  }
+  serial_loop_step(*sim, actions);
+  reference->step(actions.data(), nullptr);
+  check_same(*sim, *reference, name + ", then the serial loop");
 }
 
 void test_checked_step() {
@@ -199,6 +260,28 @@ void test_checked_step() {
   serial_loop_step(*sim, actions);
   reference->step(actions.data(), nullptr);
   check_same(*sim, *reference, "after the checked step");
+  // Between steps in rounds: rounds on the caller alone, where the events
+  // are (no stand-in, nothing into the calendar, no node block more).
+  for (int k = 0; k < 2; ++k) {
+    sim->step(actions.data(), nullptr);
+    reference->step(actions.data(), nullptr);
+  }
+  const std::size_t nodes = parallel_of(*sim).engine().node_capacity();
+  sim->check_next_steps(2);
+  reference->check_next_steps(2);
+  for (int k = 0; k < 2; ++k) {
+    sim->step(actions.data(), nullptr);
+    reference->step(actions.data(), nullptr);
+    check_same(*sim, *reference, "checked step in rounds");
+    if (sim->last_step().threads != 1 || sim->last_step().rounds < 1) {
+      fail("a checked step did not run on one thread");
+    }
+    if (parallel_of(*sim).calendar_size() != 0) fail("a checked step moved events to the calendar");
+  }
+  if (parallel_of(*sim).engine().node_capacity() > nodes + 2 * seer::NodePool::kBlock) {
+    fail("checked steps in rounds grew the node pools (" + std::to_string(nodes) + " -> " +
+         std::to_string(parallel_of(*sim).engine().node_capacity()) + ")");
+  }
 }
 
 void test_shared_engine() {
@@ -237,6 +320,10 @@ int main() {
   test_budget_stop(kPcs);
   test_budget_stop(kPhold);
   test_storage_freed();
+  for (std::size_t after : {0, 1, 57, 250}) {
+    test_move_rolls_back(kPcs, after);
+    test_move_rolls_back(kPhold, after);
+  }
   test_checked_step();
   test_shared_engine();
   if (failures != 0) {

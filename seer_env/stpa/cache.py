@@ -19,6 +19,9 @@ writer wins).
 An entry is ``{"identity", "report", "stored_at", "provisional"}``:
 ``provisional`` marks a decision measured while the CPUs were contended
 (see ``load.py``); it never replaces an entry measured on a quiet machine.
+An entry older than ``MAX_AGE_S`` (or stored in the future: a clock set
+back) is not reused (``expired``): a decision measured under a load the
+signals missed must not stay forever, whatever its duels said.
 """
 
 from __future__ import annotations
@@ -39,6 +42,15 @@ MAX_FILE_BYTES = 8 << 20  # 256 entries take ~1 MB; a larger file is not ours
 MAX_DEPTH = 12  # nesting of a well-formed entry is ~5; deeper is not ours
 DISABLED = ("", "off", "0", "none", "false", "no")
 ENV_VAR = "SEER_STPA_CACHE"  # a path, or off
+MAX_AGE_S = 7 * 86400.0  # an entry is measured again after a week
+FUTURE_SLACK_S = 86400.0  # stored_at this far ahead of the clock: the clock was set back
+
+
+def expired(entry: dict, now: float | None = None) -> bool:
+    """Whether ``entry`` (``valid_entry``'s shape) is too old, or dated in the future, to reuse."""
+    now = time.time() if now is None else now
+    age = now - entry["stored_at"]
+    return age > MAX_AGE_S or age < -FUTURE_SLACK_S
 
 
 def is_null_device(path: str | os.PathLike) -> bool:

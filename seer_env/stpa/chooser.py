@@ -7,10 +7,11 @@ It answers in this order:
    ``check=True`` (a checked step runs one handler at a time) or one usable CPU
    (affinity / cgroup quota);
 3. a cached decision for this (model, config, machine), re-validated once per
-   process: a short duel against the runner-up of the preflight that made it
+   process: a short duel against its challengers, the runner-up of the
+   preflight that made it and the choice's neighbours on the thread ladder
    (``reuse.py``, ``revalidate.py``); losing sends it to step 4. A
    *provisional* entry (measured under contention) is not reused on a quiet
-   machine;
+   machine, and no entry after ``cache.MAX_AGE_S``;
 4. a preflight (``measure.py``): a serial probe, the static cost model's
    pruning, the remaining pool sizes measured on throw-away copies, and the
    decision rules (``rules.py``): the fewest threads within ``TIE`` of the
@@ -37,7 +38,7 @@ from seer_env._version import __version__
 from seer_env.model_source import ModelSource, model_key
 from seer_env.stpa import hardware, load
 from seer_env.stpa.cache import ENV_VAR as CACHE_ENV_VAR
-from seer_env.stpa.cache import DecisionCache, default_path, make_key
+from seer_env.stpa.cache import MAX_AGE_S, DecisionCache, default_path, expired, make_key
 from seer_env.stpa.decision import Decision, fixed
 from seer_env.stpa.load import LoadSignal
 from seer_env.stpa.measure import DEFAULT_BUDGET_S, _preflight
@@ -70,8 +71,8 @@ def choose(
         config: the model's config, as given to ``Simulation``.
         executor: restrict the choice to this executor (None: serial or parallel).
         check: the env runs with ``check=True`` (then one thread: see module doc). The
-            first-steps checks (``check_steps``) do not count: they run on a serial
-            stand-in for those steps only.
+            first-steps checks (``check_steps``) do not count: those steps alone run
+            one handler at a time.
         event_budget: the env's event budget, applied to the copies too.
         budget_s: target preflight time; at least ``measure.MIN_ROUNDS`` rounds run.
         features: machine features (tests pass fakes); default: this machine.
@@ -136,6 +137,10 @@ def choose(
     skipped = None  # why an entry was not reused
     if entry is not None and entry["identity"] != identity:
         entry, skipped = None, "another identity under this key"
+    elif entry is not None and expired(entry):
+        # However it was measured, it is not reused forever: a decision made
+        # under a load the signals missed, held by noise, goes in time too.
+        entry, skipped = None, f"entry older than {MAX_AGE_S / 86400:g} days"
     elif entry is not None and entry["provisional"] and not now.contended:
         # Measured under load: it says nothing about this quiet machine.
         entry, skipped = None, "provisional entry (measured under load) on a quiet machine"
@@ -145,8 +150,8 @@ def choose(
     memo = (str(cache.path), key)
     duel_info: dict = {}
     if hit is not None:
-        cached, runner_up = hit
-        kept = _revalidated(cached, runner_up, memo, model, config, event_budget, num_envs, signal)
+        cached, rivals = hit
+        kept = _revalidated(cached, rivals, memo, model, config, event_budget, num_envs, signal)
         if kept is not None:
             kept.report["cache"] = dict(cache_info, **kept.report["cache"])
             return kept

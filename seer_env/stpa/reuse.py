@@ -1,10 +1,19 @@
 """Reusing a cached decision: is it allowed here, does it hold its duel, storing a new one.
 
 A cached decision for this (model, config, machine) is re-validated once per
-process by a short duel against the runner-up of the preflight that made it
-(``revalidate.py``); one that loses is replaced by a new preflight. A
-decision measured under contention is stored as *provisional* (``choose``
-does not reuse it on a quiet machine).
+process by a short duel (``revalidate.py``) against its *challengers*: the
+runner-up of the preflight that made it, and the cached choice's neighbours
+in thread count among what that preflight measured (one size down, one up),
+however they scored then (``challengers``). One that loses is replaced by a new
+preflight. The neighbours are what a decision measured under load the
+signals missed gets wrong: "parallel x1" with serial as its runner-up held
+every duel against serial on a quiet machine where x2 ran 1.4x faster. Step
+time against thread count has one minimum in practice (the preflight's hill
+climb relies on it too), so a cached choice that beats both neighbours is
+where that minimum is; one that does not loses to one of them. A decision
+measured under contention is stored as *provisional* (``choose`` does not
+reuse it on a quiet machine), and every entry expires after
+``cache.MAX_AGE_S`` (``choose`` measures again).
 """
 
 from __future__ import annotations
@@ -19,6 +28,9 @@ from seer_env.stpa.decision import Decision
 from seer_env.stpa.load import LoadSignal
 from seer_env.stpa.measure import PREFLIGHT_SEED
 from seer_env.stpa.preflight import Candidate
+
+# The runner-up and the two ladder neighbours: a duel of four copies at most.
+MAX_CHALLENGERS = 3
 
 # (cache file, key) of entries this process already re-validated or stored:
 # later envs of the same config here reuse them without another duel.
@@ -49,7 +61,7 @@ def _store(
 
 def _revalidated(
     decision: Decision,
-    runner_up: Candidate | None,
+    challengers: list[Candidate],
     memo: tuple[str, str],
     model: ModelSource,
     config: dict,
@@ -65,7 +77,7 @@ def _revalidated(
     if memo in _VALIDATED:
         report["cache"] = {"outcome": "hit", "status": "hit (re-validated earlier in this process)"}
         return decision
-    if runner_up is None:
+    if not challengers:
         _VALIDATED.add(memo)
         report["cache"] = {"outcome": "hit", "status": "hit (no runner-up to re-validate against)"}
         return decision
@@ -75,7 +87,7 @@ def _revalidated(
             model,
             config,
             cached,
-            runner_up,
+            challengers,
             seed=PREFLIGHT_SEED,
             signal=signal,
             event_budget=event_budget,
@@ -88,8 +100,10 @@ def _revalidated(
         }
         return decision
     versus = (
-        f"{runner_up.label} took {result.median_ratio:.2f}x the time of {cached.label} "
-        f"(median of {result.pairs} paired steps)"
+        f"{result.runner_up.label} took {result.median_ratio:.2f}x the time of {cached.label} "
+        f"(median of {result.pairs} paired steps"
+        + (f"; {len(challengers)} challengers" if len(challengers) > 1 else "")
+        + ")"
     )
     report["cache"] = {"revalidation": result.report()}
     if result.held:
@@ -110,12 +124,10 @@ def _allowed(executor: str, num_threads: int, wanted: str | None, max_threads: i
 
 def _from_cache(
     entry: dict, executor: str | None, max_threads: int
-) -> tuple[Decision, Candidate | None] | None:
-    """The cached decision and its runner-up, if the choice is still allowed here, else None.
+) -> tuple[Decision, list[Candidate]] | None:
+    """The cached decision and its challengers, if the choice is still allowed here, else None.
 
-    ``entry`` has the shape ``cache.valid_entry`` checks. The runner-up is the
-    best-scoring other candidate of the preflight that made the decision and
-    is allowed here (None when there is none: nothing to re-validate against).
+    ``entry`` has the shape ``cache.valid_entry`` checks. See ``challengers``.
     """
     report = dict(entry["report"])
     name, n = report["choice"]["executor"], report["choice"]["num_threads"]
@@ -123,16 +135,47 @@ def _from_cache(
         return None
     report["source"] = "cache"
     report["cached_at"] = entry["stored_at"]
-    best = None
-    candidates = report.get("candidates")
+    decision = Decision(name, n, report)
+    return decision, challengers(decision, executor, max_threads)
+
+
+def challengers(decision: Decision, executor: str | None, max_threads: int) -> list[Candidate]:
+    """What a cached ``decision`` must still beat: at most ``MAX_CHALLENGERS`` candidates.
+
+    Among the candidates the preflight that made it measured and that are
+    allowed here: the runner-up (the best score after the choice's), then the
+    cached choice's neighbours in thread count (serial below a pool of one),
+    one with fewer threads and one with more, however they scored then. The
+    preflight measures the sizes around the static model's optimum and hill-
+    climbs past an edge, so the neighbours of what it chose were measured;
+    sizes it pruned as hopeless are not tried again. Empty when nothing else
+    is allowed.
+    """
+    name, n = decision.executor, decision.num_threads
+    cached = Candidate(n, name)
+    measured: dict[Candidate, float] = {}
+    candidates = decision.report.get("candidates")
     for c in candidates if isinstance(candidates, list) else []:
         if not isinstance(c, dict):
             continue
         other, threads, score = c.get("executor"), c.get("num_threads"), c.get("upper_quartile_s")
         if not (isinstance(other, str) and type(threads) is int and type(score) is float):
             continue
-        if (other, threads) == (name, n) or not _allowed(other, threads, executor, max_threads):
-            continue
-        if math.isfinite(score) and (best is None or score < best[0]):
-            best = (score, Candidate(threads, other))
-    return Decision(name, n, report), best[1] if best else None
+        if _allowed(other, threads, executor, max_threads) and math.isfinite(score):
+            measured[Candidate(threads, other)] = score
+    measured.pop(cached, None)
+    out = []
+    if measured:
+        out.append(min(measured, key=lambda c: (measured[c], _order(c))))
+    fewer = [c for c in measured if _order(c) < _order(cached)]
+    more = [c for c in measured if _order(c) > _order(cached)]
+    if fewer:
+        out.append(max(fewer, key=_order))
+    if more:
+        out.append(min(more, key=_order))
+    return list(dict.fromkeys(out))[:MAX_CHALLENGERS]
+
+
+def _order(c: Candidate) -> tuple[int, bool]:
+    """Thread count, serial before a pool of one (as the decision rules order them)."""
+    return (c.num_threads, c.executor != "serial")

@@ -1,8 +1,10 @@
 """Contract checks switched on between steps: ``check_next_steps`` and the envs' ``check_steps``.
 
-A checked step runs one handler at a time (a serial stand-in for a
-multi-threaded executor) and only observes: outputs are byte-identical with
-checking on or off, however it is switched mid-episode.
+A checked step runs one handler at a time (on the caller alone for the
+parallel executor, a serial stand-in for the comparison executors) and only
+observes: outputs are byte-identical with checking on or off, however it is
+switched mid-episode, and the writer is named however the step's start is
+rebuilt for the rerun (replayed from the reset, or kept).
 """
 
 import pickle
@@ -95,6 +97,50 @@ def test_a_foreign_write_is_caught_in_checked_steps_on_any_executor(executor, nu
         sim.reset(1)
         sim.run_until(1.0)  # before fail_after: works again
         assert sim.executor == executor and sim.num_threads == num_threads
+
+
+def breach(sim, until=10.0):
+    with pytest.raises(seer_env.ContractViolation, match="wrote the state of entity 4") as info:
+        sim.run_until(until)
+    err = info.value
+    assert (err.entity, err.target) == (3, 4) and "entity 3 handling" in str(err)
+    assert sim.needs_reset and sim.pending_count > 0
+    return err
+
+
+@pytest.mark.parametrize("executor,num_threads", [("parallel", 2), ("barrier", 3), ("serial", 1)])
+def test_the_writer_is_named_however_the_step_start_is_rebuilt(executor, num_threads):
+    # A checked step keeps no copy of the pending events: while every step
+    # since the reset was checked, the rerun that names the writer replays
+    # them from the reset (step_log.hpp); otherwise the step keeps only its
+    # states and the events it handles. Every way gives the same report.
+    replayed = faulty_sim(executor, num_threads)
+    replayed.check_next_steps(5)  # steps 1-2 pass, step 3 breaks: replay of 1-2
+    reference = breach(replayed)
+    after_unchecked = faulty_sim(executor, num_threads)
+    after_unchecked.run_until(1.0)  # one unchecked step: no replay from the reset
+    after_unchecked.check_next_steps(4)
+    assert str(breach(after_unchecked)) == str(reference)
+    loaded = faulty_sim(executor, num_threads)
+    loaded.run_until(1.0)
+    blob = loaded.save()
+    loaded = faulty_sim(executor, num_threads)
+    loaded.load(blob)  # another generation: no replay either
+    loaded.check_next_steps(4)
+    assert str(breach(loaded)) == str(reference)
+    # check=True: the first StepLog.kMaxSteps steps replay, later ones keep.
+    late = faulty_sim(executor, num_threads, fail_after=11.0, check=True)
+    err = breach(late, until=20.0)
+    assert 11.0 <= err.time < 12.0
+
+
+def test_a_rerun_from_the_reset_restores_the_counters():
+    sim = faulty_sim("parallel", 2)
+    sim.check_next_steps(5)
+    sim.run_until(2.0)
+    before = (sim.now, sim.steps, sim.events_processed)
+    breach(sim)
+    assert (sim.now, sim.steps, sim.events_processed) == before
 
 
 def test_check_next_steps_refuses_bad_counts():

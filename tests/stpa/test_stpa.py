@@ -687,10 +687,11 @@ def test_one_thread_steps_measure_their_run_fraction_for_real():
 
 # -- re-validation of cached entries ---------------------------------------------------------
 def fake_duel(held, calls):
-    def duel(model, config, cached, runner_up, **kwargs):
-        calls.append((cached, runner_up))
+    def duel(model, config, cached, challengers, **kwargs):
+        calls.append((cached, list(challengers)))
         ratio, faster = (1.0, 0.0) if held else (0.6, 1.0)
-        return revalidate.Duel(cached, runner_up, held, ratio, faster, 6, 0.01, False, {})
+        strongest = challengers[0]
+        return revalidate.Duel(cached, strongest, held, ratio, faster, 6, 0.01, False, {})
 
     return duel
 
@@ -708,9 +709,9 @@ def test_cache_hit_is_revalidated_once_per_process(monkeypatch, machine, preflig
     assert second.report["cache"]["outcome"] == "revalidated"
     assert second.report["cache"]["revalidation"]["held"] is True
     assert third.report["cache"]["outcome"] == "hit"
-    cached, runner_up = calls[0]
+    cached, rivals = calls[0]
     assert (cached.executor, cached.num_threads) == (first.executor, first.num_threads)
-    assert runner_up != cached
+    assert rivals and cached not in rivals
 
 
 def test_cache_entry_that_loses_its_revalidation_is_replaced(
@@ -726,7 +727,9 @@ def test_cache_entry_that_loses_its_revalidation_is_replaced(
     calls = []
     monkeypatch.setattr(revalidate, "duel", fake_duel(False, calls))
     decision = stpa.choose("phold", PHOLD, executor="parallel")
-    assert [(c.label, r.label) for c, r in calls] == [("parallel x1", "parallel x2")]
+    assert [(c.label, [r.label for r in rs]) for c, rs in calls] == [
+        ("parallel x1", ["parallel x2"])
+    ]
     assert decision.report["source"] == "preflight" and len(preflights) == 2
     cache = decision.report["cache"]
     assert cache["outcome"] == "replaced" and cache["revalidation"]["held"] is False

@@ -364,6 +364,63 @@ def test_memory_rows_count_the_pending_events_and_rss_above_the_import():
         assert r["bytes_per_pending"] == pytest.approx(r["above_import_mb"] * 2**20 / r["pending"])
 
 
+def test_memory_rows_with_checked_steps_and_a_shed():
+    from bench import memory
+
+    rows = memory.run([8], steps=1, check_steps=(2,), shed=True)
+    names = [r["executor"] for r in rows]
+    assert names == [
+        "serial-1",
+        "parallel-2",
+        "parallel-2, as many steps unshed",
+        "parallel-2, shed",
+    ]
+    assert {r["check_steps"] for r in rows} == {2}
+    assert len({r["pending"] for r in rows}) == 1  # the same events pending in every case
+    shed = rows[-1]
+    assert shed["serial_loop"] or shed["one_thread_rounds"]  # the stalled worker was shed
+    assert "shed (" in "\n".join(memory.table(rows))
+
+
+def test_many_core_model_and_targets():
+    from bench import many_core
+
+    counters = dict(events=19886.0, cross_events=5710.0, rounds=60.0, ready=19080.0, entities=4096)
+    here = {
+        "PCS 64x64, moves every 450 min": {
+            "rows": {
+                "serial-1": dict(counters, median_ms=3.0, rounds=1.0, ready=0.0),
+                "rounds1-1": dict(counters, median_ms=3.8),
+                "barrier-1": dict(counters, median_ms=5.2, ready=0.0),
+            },
+            "digests_equal": True,
+        }
+    }
+    table = many_core.model_table(here, [1, 2, 16], [16])
+    rows = table["PCS 64x64, moves every 450 min"]["rows"]
+    assert rows["parallel-1"]["median_ms"] == 3.0  # a pool of one runs the serial loop
+    assert rows["parallel-16"]["median_ms"] < rows["parallel-2"]["median_ms"] < 3.8
+    # Stealing evens out a round's visits; static slices wait for the fullest.
+    assert many_core.imbalance("parallel", 16, counters) < many_core.imbalance(
+        "barrier", 16, counters
+    )
+    targets = many_core.check_targets(table)
+    by_case = {(t["case"], t["versus"]): t for t in targets}
+    assert by_case[("parallel-16", "barrier-16")]["met"] is True
+    assert by_case[("parallel-16", "serial-1")]["met"] is None  # no PCS 128x128 in this table
+    lines = many_core.markdown(table, targets, "model")
+    assert any(line.startswith("| parallel-16 |") for line in lines)
+    # Interleaving: every case of a workload once per round, in a rotating order.
+    runs = {
+        "w": {
+            "serial-1": [{"median_ms": 2.0, "digest": "a", **counters}] * 3,
+            "parallel-2": [{"median_ms": 1.0, "digest": "a", **counters}] * 3,
+        }
+    }
+    summary = many_core.summarize(runs)["w"]
+    assert summary["digests_equal"] and summary["rows"]["parallel-2"]["vs_serial"] == 2.0
+
+
 def test_memory_flag_adds_the_rows_to_json_and_markdown(tmp_path, monkeypatch):
     from bench import memory
 

@@ -3,7 +3,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -15,6 +17,7 @@
 #include "model_registry.hpp"
 #include "models/numba_model.hpp"
 #include "models/python_model.hpp"
+#include "parallel_executor.hpp"
 #include "platform.hpp"
 #include "seer/errors.hpp"
 #include "simulation.hpp"
@@ -155,6 +158,20 @@ void bind_simulation(py::module_& m) {
              self.sim->executor().release_threads();
            },
            "Join this env's worker threads now (close()); the next step starts fresh ones.")
+      .def("_stall_worker_for_testing",
+           [](PySimulation& self, unsigned worker, std::int64_t microseconds) {
+             BusyGuard guard(self.busy, "_stall_worker_for_testing");
+             auto* parallel = dynamic_cast<ParallelExecutor*>(&self.sim->executor());
+             if (parallel == nullptr) {
+               throw std::invalid_argument("_stall_worker_for_testing: not a parallel executor");
+             }
+             parallel->engine().set_stall_for_testing(
+                 worker, std::chrono::microseconds(std::max<std::int64_t>(0, microseconds)));
+           },
+           py::arg("worker"), py::arg("microseconds"),
+           "Test hook (parallel executor): worker `worker` sleeps this long at the start of "
+           "every round, as if it had lost its core (0: off), so that the adaptive pool sheds "
+           "threads (tests, bench.memory's shed rows).")
       .def("prewake",
            [](PySimulation& self) {
              // Busy: a step is running, its workers are awake anyway.
@@ -195,8 +212,9 @@ void bind_simulation(py::module_& m) {
            },
            py::arg("steps"),
            "Run the contract checks on the next `steps` steps (across resets; 0: none beyond "
-           "`check`), one handler at a time (a serial stand-in for a multi-threaded executor). "
-           "Outputs are byte-identical with checking on or off; only the cost changes.")
+           "`check`), one handler at a time (on the caller alone, or a serial stand-in for a "
+           "comparison executor). Outputs are byte-identical with checking on or off; only the "
+           "cost changes.")
       .def_property_readonly("checked_steps_left",
                              [](PySimulation& self) { return self.sim->checked_steps_left(); },
                              "Steps that check_next_steps() still has to check.")
