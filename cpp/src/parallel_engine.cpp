@@ -192,6 +192,23 @@ bool ParallelEngine::release_idle_nodes() {
   return true;
 }
 
+bool ParallelEngine::relink_idle_nodes() {
+  std::size_t free = 0;
+  for (unsigned w = 0; w < pool_.size(); ++w) free += workers_[w].pool.free_count();
+  if (free != node_capacity()) return false;  // some instance still holds events
+  NodePool& caller = workers_[0].pool;
+  for (unsigned w = 0; w < pool_.size(); ++w) workers_[w].pool.forget_free_list();
+  // Released last first, so that allocation takes them in address order.
+  for (unsigned w = pool_.size(); w-- > 0;) {
+    const NodePool& pool = workers_[w].pool;
+    for (std::size_t b = pool.blocks(); b-- > 0;) {
+      EventNode* block = pool.block(b);
+      for (std::size_t i = NodePool::kBlock; i-- > 0;) caller.release(&block[i]);
+    }
+  }
+  return true;
+}
+
 namespace {
 // Freed blocks return to the system as the move goes, in kTrims parts (at
 // least kMinTrimBlocks blocks, 2 MiB, each): malloc keeps freed 32 KiB blocks

@@ -119,6 +119,11 @@ class ParallelEngine {
   // Frees the node pools' blocks if no node is in use (every instance's
   // events left the queues); returns whether it did. Between runs only.
   bool release_idle_nodes();
+  // If no node is in use: relinks every free node into the caller's pool in
+  // address order, block by block (a bulk insert then writes nodes one after
+  // another, not scattered ones: each freed node cost a cache miss to find
+  // the next); returns whether it did. Between runs only.
+  bool relink_idle_nodes();
   // Nodes in the pools' blocks, free or holding events. Between runs only.
   std::size_t node_capacity() const;
   // Hands the event of every node `instance`'s queues hold to `take` (in the

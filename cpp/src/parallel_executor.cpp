@@ -53,6 +53,12 @@ void ParallelExecutor::insert(const Event& event) {
   queues_released_ = false;
 }
 
+namespace {
+// A load of fewer events than this takes the free list as it is (relinking
+// walks every node of the pools).
+constexpr std::size_t kRelinkAtLeast = 4096;
+}  // namespace
+
 void ParallelExecutor::insert_all(const Event* events, std::size_t n) {
   if (engine_->next_step_runs_serial_loop()) {
     Executor::insert_all(events, n);
@@ -61,6 +67,7 @@ void ParallelExecutor::insert_all(const Event* events, std::size_t n) {
   // Entity by entity (a counting sort on the target, stable): each queue's
   // lines are loaded once, not once per event in key order across all of
   // them (a load of PCS 128x128 took ~65 ms that way).
+  if (n >= kRelinkAtLeast) engine_->relink_idle_nodes();
   const EntityId entities = instance_.num_entities;
   std::vector<std::size_t> start(static_cast<std::size_t>(entities) + 1, 0);
   for (std::size_t i = 0; i < n; ++i) ++start[events[i].target + 1];
