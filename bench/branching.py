@@ -82,10 +82,15 @@ def build_snapshots(workload: str, size: int) -> tuple[list[Case], list[str]]:
         _copy_case("deepcopy", functools.partial(copy.deepcopy, env), len(pickled)),
     ]
     pending = env.sim.pending_count
+    per_event = (
+        f" ({len(snap.runtime) / pending:.0f} B per pending event, entity records and outputs "
+        "included)"
+        if pending
+        else " (no event pending at a boundary: entity records and outputs)"
+    )
     notes = [
-        f"{pending} pending events; snapshot {len(snap.runtime) / 1e6:.1f} MB "
-        f"({len(snap.runtime) / max(pending, 1):.0f} B per pending event, entity records and "
-        f"outputs included), pickle {len(pickled) / 1e6:.1f} MB"
+        f"{pending} pending events; snapshot {len(snap.runtime) / 1e6:.1f} MB{per_event}, "
+        f"pickle {len(pickled) / 1e6:.1f} MB"
     ]
     return cases, notes
 
