@@ -177,12 +177,15 @@ def fork_group(branches: int, size: int = 64, *, rounds: int = 5, steps: int = 3
 def groups(quick: bool) -> list[Group]:
     """The branching groups of a profile (``quick``: the default profile's)."""
     if quick:
-        return [snapshot_group("pcs", 128), fork_group(4)]
+        return [snapshot_group("pcs", 128), fork_group(16, 8), fork_group(4)]
     return [
         snapshot_group("pcs", 32, steps=5),
         snapshot_group("pcs", 128),
         snapshot_group("pcs", 256, rounds=3, steps=1),
         snapshot_group("aircraft", 1024),
         snapshot_group("aircraft", 4096, rounds=3, steps=1),
+        # Small instances, which alone cannot fill the pool, then ones that can.
+        fork_group(16, 8),
+        fork_group(16, 16),
         *(fork_group(k) for k in (1, 2, 4, 8, 16)),
     ]
