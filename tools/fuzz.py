@@ -931,8 +931,19 @@ EXAMPLES = {
 SKIPPED = {"fuzz_tensordict_actions": TORCH_MISSING} if TORCH_MISSING else {}
 
 
+def process_figures():
+    """RSS (MB), threads and open file descriptors of this process (Linux /proc; else None)."""
+    try:
+        with open("/proc/self/status") as f:
+            rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+        return rss, len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd"))
+    except (OSError, StopIteration):
+        return None
+
+
 def main():
     budget = float(os.environ.get("FUZZ_SECONDS", "60"))
+    start = process_figures()
     deadline = time.monotonic() + budget
     for name, why in SKIPPED.items():
         print(f"fuzz: {name} SKIPPED: {why}", flush=True)
@@ -954,6 +965,13 @@ def main():
             runs[name] += examples
     print(f"fuzz: _core from {_core.__file__}", flush=True)
     print(f"fuzz: {budget:.0f} s, examples per target: {runs}, no crash", flush=True)
+    end = process_figures()
+    if start and end:  # a leak of threads or fds across thousands of cases would show here
+        print(
+            f"fuzz: RSS {start[0]:.0f} -> {end[0]:.0f} MB, threads {start[1]} -> {end[1]}, "
+            f"open fds {start[2]} -> {end[2]} (after the first round of every target)",
+            flush=True,
+        )
     if SKIPPED:
         print(f"fuzz: not run: {sorted(SKIPPED)} (see above)", flush=True)
     return 0
