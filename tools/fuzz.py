@@ -969,7 +969,7 @@ def main():
     if start and end:  # a leak of threads or fds across thousands of cases would show here
         print(
             f"fuzz: RSS {start[0]:.0f} -> {end[0]:.0f} MB, threads {start[1]} -> {end[1]}, "
-            f"open fds {start[2]} -> {end[2]} (after the first round of every target)",
+            f"open fds {start[2]} -> {end[2]} (from before the first case to after the last)",
             flush=True,
         )
     if SKIPPED:
