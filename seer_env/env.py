@@ -23,10 +23,10 @@ from seer_env.action_checker import ActionChecker
 from seer_env.model_source import new_simulation, runs_on_threads
 from seer_env.models.numba import NumbaModel
 from seer_env.models.python_model import PythonModel
-from seer_env.options import DEFAULT_CHECK_STEPS, resolve_options
+from seer_env.options import DEFAULT_CHECK_STEPS, option_names, resolve_options
 from seer_env.seeding import episode_seed
 from seer_env.snapshot import Snapshot, episode_fields, require_same_env
-from seer_env.validation import validate_int, validate_seed
+from seer_env.validation import validate_int, validate_reset_options, validate_seed
 
 __all__ = ["DEFAULT_CHECK_STEPS", "RuntimeInfo", "SeerParallelEnv"]
 
@@ -250,8 +250,7 @@ class SeerParallelEnv(ParallelEnv):
         """
         self._require_idle("reset()")
         seed = validate_seed(seed)
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be None or a dict, got {options!r}")
+        validate_reset_options(options, self._configuration())
         # An interrupted call counts for nothing: continue from the seed before it.
         previous = self._episode_seed if self._torn is None else self._torn[1]
         seed = episode_seed(seed, previous, self._seed)
@@ -280,6 +279,15 @@ class SeerParallelEnv(ParallelEnv):
             return self._dicts.reset_outputs(self.agents, obs, infos)
         finally:
             self._building_outputs = False
+
+    def _configuration(self) -> set[str]:
+        """The names of this env's parameters and runtime options (fixed at construction)."""
+        declared = (
+            {p["name"] for p in _core.workload_spec(self._model)["params"]}
+            if isinstance(self._model, str)
+            else set()
+        )
+        return declared | set(option_names()) | set(self._model_config)
 
     def _choose_executor(self, num_envs: int = 1) -> None:
         """Run STPA once (first reset) and switch the simulation to its choice.

@@ -48,3 +48,27 @@ def validate_real(
         bracket = "(" if low_open else "["
         raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value}")
     return value
+
+
+def validate_reset_options(options: Any, configuration: Any = ()) -> dict:
+    """``reset(options=...)``: None or a dict; ValueError for a key of the env's configuration.
+
+    An env's configuration is fixed when it is built: ``options={"width": 8}``
+    was ignored without a word. Other keys pass (PettingZoo's API test resets
+    with options of its own, which an env may ignore).
+
+    Args:
+        options: what ``reset`` was given.
+        configuration: the names of the env's parameters and runtime options.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be None or a dict, got {options!r}")
+    fixed = sorted(str(k) for k in options if k in configuration)
+    if fixed:
+        raise ValueError(
+            f"options: {fixed} belong to the env's configuration, fixed when the env is built: "
+            "make a new env to change them"
+        )
+    return options

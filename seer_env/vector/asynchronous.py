@@ -46,7 +46,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from seer_env.snapshot import Snapshot
-from seer_env.validation import validate_int, validate_seed
+from seer_env.validation import validate_int, validate_reset_options, validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.one_call import run_on_all
 from seer_env.vector.reset_mask import instance_mask
@@ -152,8 +152,7 @@ class SeerAsyncVectorEnv(VectorEnv):
         else:
             base = validate_seed(seed)
             seeds = [(base + b * size) % 2**64 for b in range(self.num_batches)]
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be None or a dict, got {options!r}")
+        options = validate_reset_options(options, self.batches[0]._configuration)
         masks: list[Any] = [None] * self.num_batches
         if options and "reset_mask" in options:
             # The sync env's check, over every instance: the batches get bool masks.

@@ -70,7 +70,7 @@ from seer_env.options import option_names
 from seer_env.registry import make as make_env
 from seer_env.seeding import episode_seed
 from seer_env.snapshot import Snapshot, episode_fields, require_same_env
-from seer_env.validation import validate_seed
+from seer_env.validation import validate_reset_options, validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.one_call import OneCall
 from seer_env.vector.reset_mask import instance_mask
@@ -224,6 +224,7 @@ class SeerVectorEnv(VectorEnv):
         self._identity = proto._identity()  # what a snapshot of an instance must match
         self._agent_names = list(proto.possible_agents)
         self._agent_rows = dict(proto._agent_index)
+        self._configuration = proto._configuration()
         self._check_steps = proto._check_steps  # checked steps of each instance after reset 1
         # The batch first: it checks that num_envs instances fit in memory before
         # anything big exists (the batched spaces hold two arrays of every row).
@@ -558,8 +559,7 @@ class SeerVectorEnv(VectorEnv):
         self._settle_interrupted()
         self._require_no_step_in_flight("reset")
         m = self.num_instances
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be None or a dict, got {options!r}")
+        options = validate_reset_options(options, self._configuration)
         mask = np.ones(m, dtype=bool)
         if options and "reset_mask" in options:
             mask = instance_mask(options["reset_mask"], m, self.agents_per_instance)
