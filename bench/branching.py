@@ -27,27 +27,20 @@ from seer_env.envs import aircraft_v0, pcs_v0
 WARM_STEPS = 3  # steps before the copies: events pending, outputs written
 
 
+# Every timed env: the parallel executor on 2 threads (what num_threads="auto"
+# picks at these sizes), unchecked, and an episode that does not end.
+RUNTIME = dict(executor="parallel", num_threads=2, max_cycles=NEVER, check_steps=0, seed=0)
+
+
+def _new_env(workload: str, size: int):
+    if workload == "pcs":
+        return pcs_v0.parallel_env(width=size, height=size, **RUNTIME)
+    return aircraft_v0.parallel_env(num_uavs=size, **RUNTIME)
+
+
 def _running_env(workload: str, size: int):
     """An env mid-episode, its pool warm (parallel, 2 threads)."""
-    if workload == "pcs":
-        env = pcs_v0.parallel_env(
-            width=size,
-            height=size,
-            executor="parallel",
-            num_threads=2,
-            max_cycles=NEVER,
-            check_steps=0,
-            seed=0,
-        )
-    else:
-        env = aircraft_v0.parallel_env(
-            num_uavs=size,
-            executor="parallel",
-            num_threads=2,
-            max_cycles=NEVER,
-            check_steps=0,
-            seed=0,
-        )
+    env = _new_env(workload, size)
     env.reset()
     space = env.action_space(env.possible_agents[0])
     rng = np.random.default_rng(0)
@@ -134,14 +127,7 @@ def build_forks(size: int, branches: int) -> tuple[list[Case], list[str]]:
     forks = source.fork(branches)
     separate = []
     for _ in range(branches):
-        env = pcs_v0.parallel_env(
-            width=size,
-            height=size,
-            executor="parallel",
-            num_threads=2,
-            max_cycles=NEVER,
-            check_steps=0,
-        )
+        env = _new_env("pcs", size)
         env.restore(snap)
         separate.append(env)
 
