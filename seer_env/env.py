@@ -164,6 +164,11 @@ class SeerParallelEnv(ParallelEnv):
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:
+        if spec["num_agents"] == 0:
+            raise ValueError(
+                f"model {spec['name']!r} has no agents: it runs as seer_env.Simulation, not as an "
+                "env (a model becomes an env by declaring agents)"
+            )
         self.possible_agents = [f"{spec['agent_prefix']}_{i}" for i in range(spec["num_agents"])]
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         # One space object shared by every agent: the same object on every call,

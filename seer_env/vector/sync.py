@@ -67,6 +67,7 @@ from seer_env.env import SeerParallelEnv
 from seer_env.model_source import is_numba_model, new_vector_simulation
 from seer_env.models.numba import NumbaModel
 from seer_env.options import option_names
+from seer_env.registry import env_names
 from seer_env.registry import make as make_env
 from seer_env.seeding import episode_seed
 from seer_env.snapshot import Snapshot, episode_fields, require_same_env
@@ -136,11 +137,20 @@ def name_instance(exc: BaseException, instance: int) -> None:
 
 
 def _prototype(name: str | type[NumbaModel], config: dict) -> SeerParallelEnv:
-    """One instance: the env ``name`` (``seer_env.env_names()``) or a NumbaModel's env.
+    """One instance: the env ``name`` (``seer_env.env_names()``), or a model's generic env.
 
-    A NumbaModel's keywords are the runtime options (``seer_env.options``) and its parameters.
+    A model is a registered C++ model (``seer_env.model_names()``: a built-in's
+    or a plugin's, as ``SeerParallelEnv`` takes it) or a compiled NumbaModel;
+    its keywords are the runtime options (``seer_env.options``) and its parameters.
     """
-    if not is_numba_model(name):
+    if isinstance(name, str) and name not in env_names() and name in _core.model_names():
+        pass  # a registered model without an env module: its generic env, below
+    elif not is_numba_model(name):
+        if isinstance(name, str) and name not in env_names():
+            raise ValueError(
+                f"name must be an env ({env_names()}) or a registered model "
+                f"({_core.model_names()}), or a NumbaModel subclass, got {name!r}"
+            )
         return make_env(name, **config)
     options = {k: config.pop(k) for k in option_names() if k in config}
     proto = SeerParallelEnv(name, config, **options)

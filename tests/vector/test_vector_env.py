@@ -80,3 +80,17 @@ def test_bad_calls():
     venv.step(np.zeros(24, dtype=np.int64))  # still works
     with pytest.raises(ValueError, match="num_envs"):
         vector.make("pcs_v0", num_envs=0, **CFG)
+
+
+def test_a_registered_model_without_an_env_module_runs_in_the_vector_env():
+    by_model = vector.make("pcs", 2, width=2, height=2, max_cycles=10, seed=0)
+    by_env = vector.make("pcs_v0", 2, width=2, height=2, max_cycles=10, seed=0)
+    for vec in (by_model, by_env):
+        vec.reset(seed=1)
+        for _ in range(3):
+            vec.step(np.ones(vec.num_envs, dtype=np.int64))
+    assert [by_model.sim.digest(i) for i in range(2)] == [by_env.sim.digest(i) for i in range(2)]
+    with pytest.raises(ValueError, match=r"name must be an env .* or a registered model"):
+        vector.make("nope", 2)
+    with pytest.raises(ValueError, match="model 'phold' has no agents"):
+        vector.make("phold", 2)
