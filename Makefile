@@ -24,7 +24,7 @@ SANITIZER_OPTIONS = ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_c
 # script, and bash crashes with the TSan runtime preloaded).
 PYTHON_EXE = $$($(PYTHON) -c 'import sys; print(sys.executable)')
 
-.PHONY: install dev demo test test-cpp tsan tsan-cpp tsan-python asan asan-build asan-cpp asan-python fuzz lint format bench bench-full baselines docs stubs clean
+.PHONY: install dev demo test test-cpp tsan tsan-cpp tsan-python asan asan-build asan-cpp asan-python fuzz lint format bench bench-full bench-peers baselines docs stubs clean
 .PHONY: wheel smoke-wheel smoke-pythons test-portable model-check
 
 install:
@@ -185,6 +185,12 @@ bench:
 
 bench-full:
 	OMP_NUM_THREADS=1 $(PYTHON) -m bench --profile full
+
+# seer beside ROSS, ROOT-Sim and USE on PCS and PHOLD (docs/peers.md): the engines'
+# checkouts in SEER_PEER_ROSS, SEER_PEER_ROOTSIM, SEER_PEER_USE (bench/peers/README.md);
+# built into build/peers/, ~10 minutes on a quiet 2-vCPU machine. Exit 2: no engine.
+bench-peers:
+	OMP_NUM_THREADS=1 $(PYTHON) -m bench.peers
 
 baselines:  # random, best fixed and PPO on each task and size (docs/tasks.md)
 	OMP_NUM_THREADS=1 $(PYTHON) -m training --out docs/img/tasks
