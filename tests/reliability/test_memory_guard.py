@@ -38,8 +38,11 @@ def test_a_cascade_stops_at_the_pending_limit_and_the_env_recovers(
     sim = storm(executor, num_threads)
     limit = 32 * 2**20 // 2 // 152
     assert sim.pending_limit == limit
-    with pytest.raises(seer_env.EventBudgetExceeded, match=rf"memory guard: \d+ events pending .* "
-                       rf"more than the limit of {limit} \(about 16\.8 MB, half of the memory"):
+    with pytest.raises(
+        seer_env.EventBudgetExceeded,
+        match=rf"memory guard: \d+ events pending .* "
+        rf"more than the limit of {limit} \(about 16\.8 MB, half of the memory",
+    ):
         sim.run_until(10.0)
     with pytest.raises(RuntimeError, match="reset"):
         sim.run_until(10.0)
@@ -56,25 +59,25 @@ def test_the_vector_env_shares_the_limit_among_its_copies(monkeypatch):
     assert vec.pending_limit == alone.pending_limit // 4
 
 
-def test_the_default_limit_stops_a_storm_well_inside_the_memory_it_names():
-    # A child process, so that its peak RSS is the storm's alone.
+@pytest.mark.parametrize("executor,threads", [("serial", 1), ("parallel", 2)])
+def test_a_storm_stops_well_inside_the_memory_limit_it_names(executor, threads):
+    # A child process per executor, so that its peak RSS is this storm's alone.
     code = textwrap.dedent(
-        """
+        f"""
         import os, resource
         os.environ["SEER_MEMORY_LIMIT"] = "512M"
         import seer_env
         from seer_env import _core
         _core._register_test_models()
-        for executor, threads in (("serial", 1), ("parallel", 2)):
-            sim = seer_env.Simulation("faulty", dict(num_entities=8, mode=7, culprit=3,
-                                      fail_after=2.0), executor=executor, num_threads=threads,
-                                      event_budget=0)
-            sim.reset(0)
-            try:
-                sim.run_until(10.0)
-                raise SystemExit("the storm was not stopped")
-            except seer_env.EventBudgetExceeded as error:
-                assert "memory guard" in str(error), error
+        sim = seer_env.Simulation("faulty", dict(num_entities=8, mode=7, culprit=3,
+                                  fail_after=2.0), executor="{executor}", num_threads={threads},
+                                  event_budget=0)
+        sim.reset(0)
+        try:
+            sim.run_until(10.0)
+            raise SystemExit("the storm was not stopped")
+        except seer_env.EventBudgetExceeded as error:
+            assert "memory guard" in str(error), error
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
         """
     )
@@ -123,8 +126,8 @@ def test_memory_limit_max_means_no_limit(monkeypatch):
 )
 def test_a_bad_memory_limit_is_a_value_error_naming_the_variable(monkeypatch, value, why):
     monkeypatch.setenv("SEER_MEMORY_LIMIT", value)
-    with pytest.raises(ValueError, match=rf"SEER_MEMORY_LIMIT must be a byte count .* got '{value}' "
-                       rf"\({why}"):
+    expected = rf"SEER_MEMORY_LIMIT must be a byte count .* got '{value}' \({why}"
+    with pytest.raises(ValueError, match=expected):
         seer_env.Simulation("phold", {"num_entities": 16})
     with pytest.raises(ValueError, match="SEER_MEMORY_LIMIT"):
         vector.make("pcs_v0", num_envs=2, width=2, height=2, executor="serial")

@@ -199,8 +199,14 @@ def test_register_plugin_refuses_capsules_with_null_fields():
         (dict(call_interval=1e-6), r"call_interval must be >= call_duration / 1e4"),
         (dict(call_interval=1e-300), r"call_interval must be >= call_duration / 1e4"),
         # An idle phone about to call in another cell walks on until now + handoff_delay.
-        (dict(handoff_delay=1000, move_interval=0.05), r"move_interval must be >= handoff_delay / 1e4"),
-        (dict(handoff_delay=100, move_interval=1e-4), r"move_interval must be >= call_interval / 1e4"),
+        (
+            dict(handoff_delay=1000, move_interval=0.05),
+            r"move_interval must be >= handoff_delay / 1e4",
+        ),
+        (
+            dict(handoff_delay=100, move_interval=1e-4),
+            r"move_interval must be >= call_interval / 1e4",
+        ),
     ],
 )
 def test_pcs_refuses_means_that_loop_inside_one_handler(config, match):

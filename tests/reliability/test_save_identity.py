@@ -24,8 +24,11 @@ def _zero_actions(sim):
     import numpy as np
 
     spec = sim.spec
-    shape = (spec["num_agents"],) if spec["action"]["discrete"] else (
-        spec["num_agents"], spec["action"]["dim"])
+    shape = (
+        (spec["num_agents"],)
+        if spec["action"]["discrete"]
+        else (spec["num_agents"], spec["action"]["dim"])
+    )
     return np.zeros(shape, np.int64 if spec["action"]["discrete"] else np.float32)
 
 
@@ -33,16 +36,36 @@ def _zero_actions(sim):
     "model,saved_config,other_config,match",
     [
         # Same entity count and record sizes: only the identity tells them apart.
-        ("pcs", dict(width=4, height=2), dict(width=2, height=4),
-         r"pcs with height=2 \(this env: 4\), width=4 \(this env: 2\)"),
-        ("pcs", dict(width=2, height=2, channels=10), dict(width=2, height=2, channels=12),
-         r"pcs with channels=10 \(this env: 12\)"),
-        ("pcs", dict(width=2, height=2), dict(width=2, height=2, call_interval=100.0),
-         r"pcs with call_interval=360 \(this env: 100\)"),
-        ("aircraft", dict(num_uavs=4, substeps=20), dict(num_uavs=4, substeps=5),
-         r"aircraft with substeps=20 \(this env: 5\)"),
-        ("pcs", dict(width=2, height=2), dict(width=4, height=4),
-         r"pcs with height=2 \(this env: 4\).*spec\.entities=4 \(this env: 16\)"),
+        (
+            "pcs",
+            dict(width=4, height=2),
+            dict(width=2, height=4),
+            r"pcs with height=2 \(this env: 4\), width=4 \(this env: 2\)",
+        ),
+        (
+            "pcs",
+            dict(width=2, height=2, channels=10),
+            dict(width=2, height=2, channels=12),
+            r"pcs with channels=10 \(this env: 12\)",
+        ),
+        (
+            "pcs",
+            dict(width=2, height=2),
+            dict(width=2, height=2, call_interval=100.0),
+            r"pcs with call_interval=360 \(this env: 100\)",
+        ),
+        (
+            "aircraft",
+            dict(num_uavs=4, substeps=20),
+            dict(num_uavs=4, substeps=5),
+            r"aircraft with substeps=20 \(this env: 5\)",
+        ),
+        (
+            "pcs",
+            dict(width=2, height=2),
+            dict(width=4, height=4),
+            r"pcs with height=2 \(this env: 4\).*spec\.entities=4 \(this env: 16\)",
+        ),
     ],
 )
 def test_a_save_of_another_configuration_is_refused_by_name(
@@ -52,8 +75,9 @@ def test_a_save_of_another_configuration_is_refused_by_name(
     other = seer_env.Simulation(model, other_config)
     other.reset(1)
     before = other.digest()
-    with pytest.raises(ValueError, match="saved state is for a different model or configuration: "
-                       + match):
+    with pytest.raises(
+        ValueError, match="saved state is for a different model or configuration: " + match
+    ):
         other.load(blob)
     assert other.digest() == before  # refused before anything changed
     other.step(_zero_actions(other))  # and still steps
@@ -80,8 +104,9 @@ def test_defaults_spelled_out_are_the_same_configuration():
 def test_the_executor_is_not_part_of_the_identity():
     blob = saved("pcs", dict(width=4, height=4))
     serial = seer_env.Simulation("pcs", dict(width=4, height=4))
-    parallel = seer_env.Simulation("pcs", dict(width=4, height=4), executor="parallel",
-                                   num_threads=2)
+    parallel = seer_env.Simulation(
+        "pcs", dict(width=4, height=4), executor="parallel", num_threads=2
+    )
     for sim in (serial, parallel):
         sim.load(blob)
         for _ in range(3):
