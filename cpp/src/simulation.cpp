@@ -193,7 +193,7 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   step_checked_ = options_.check || checked_steps_left_ > 0;
   if (checked_steps_left_ > 0) --checked_steps_left_;
   if (step_checked_) {
-    snapshot_before_ = snapshot_digest();
+    snapshot_hashes(snapshot_before_);
     note_step_start(window, actions);  // to rerun the step if detection finds a foreign write
   } else {
     step_log_.stop();  // a later checked step cannot rerun from the reset
@@ -211,21 +211,31 @@ void Simulation::run_window(double t_end, const void* actions, const std::uint8_
   finish_step(window, stats, start);
 }
 
-std::uint64_t Simulation::snapshot_digest() const {
-  Digest d;
+void Simulation::snapshot_hashes(std::vector<std::uint64_t>& out) const {
+  out.resize(spec().num_entities);
   for (EntityId e = 0; e < spec().num_entities; ++e) {
+    Digest d;
     d.add(model_->public_state(e), model_->public_size());
+    out[e] = d.value();
   }
-  return d.value();
 }
 
 void Simulation::finish_step(const StepWindow& window, const StepStats& stats,
                              std::chrono::steady_clock::time_point started) {
-  if (step_checked_ && snapshot_digest() != snapshot_before_) {
-    throw ContractViolation(
-        "contract violation: the snapshot changed during the step ending at t=" +
-            std::to_string(window.t_end) + " (handlers must only read it)",
-        0, "step", now_);
+  if (step_checked_) {
+    // Per entity, so that the message names whose snapshot record changed (a
+    // write through a view: a NumbaModel's record inside a tuple, say).
+    std::vector<std::uint64_t> after;
+    snapshot_hashes(after);
+    for (EntityId e = 0; e < after.size(); ++e) {
+      if (after[e] == snapshot_before_[e]) continue;
+      throw ContractViolation(
+          "contract violation: the snapshot record of entity " + std::to_string(e) +
+              " changed during the step ending at t=" + std::to_string(window.t_end) +
+              " (handlers must only read the snapshot; a write through a view of it, e.g. "
+              "an array kept in a tuple, is a write)",
+          e, "step", now_);
+    }
   }
   if (step_checked_ && !options_.check && checked_steps_left_ == 0) {
     step_start_ = StepStart{};  // the last checked step: free its copies

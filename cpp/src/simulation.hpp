@@ -154,7 +154,8 @@ class Simulation {
   void run_window(double t_end, const void* actions, const std::uint8_t* alive);
   // Runs the window on the executor, or with run_checked() when it is checked.
   void execute(const StepWindow& window, StepStats& stats);
-  std::uint64_t snapshot_digest() const;
+  // One hash per entity of its snapshot record (checked steps compare them).
+  void snapshot_hashes(std::vector<std::uint64_t>& out) const;
   void boundary();
   // -- Checked steps (checked_steps.cpp).
   // Runs the window, or on_init of every entity, one handler at a time with
@@ -189,7 +190,7 @@ class Simulation {
   StepStats last_step_;
   double last_step_seconds_ = 0.0;
   std::vector<ActionView> action_views_;
-  std::uint64_t snapshot_before_ = 0;  // check mode: snapshot digest at step start
+  std::vector<std::uint64_t> snapshot_before_;  // checked steps: snapshot_hashes at step start
   std::uint64_t checked_steps_left_ = 0;  // check_next_steps()
   bool step_checked_ = false;             // the current/last window is checked
   // The inputs of the steps since the reset, while each was checked: a

@@ -333,7 +333,7 @@ def _contract(name: str, env_fn, seeds, steps, policy, interpreted_fn=None) -> C
         where = f"seed {v.seed}, " + ("reset" if v.step == 0 else f"step {v.step}")
         lines.append(f"[{v.rule}] {where}: {v.message}")
     first = report.violations[0]
-    if interpreted_fn is not None and "snapshot changed during the step" in first.message:
+    if interpreted_fn is not None and "changed during the step" in first.message:
         # The runtime sees only that the snapshot changed; interpreted, the
         # snapshot is a read-only array, so the write itself raises, located.
         located = check_contract(

@@ -246,7 +246,10 @@ def test_payload_array_must_hold_one_record(compiled):
 def test_checked_mode_catches_a_compiled_write_to_the_snapshot():
     env = SeerParallelEnv(Faulty, {"fault": WRITE_SNAPSHOT}, num_threads=1, check=True)
     env.reset(seed=0)
-    with pytest.raises(seer_env.ContractViolation, match="snapshot changed during the step"):
+    with pytest.raises(
+        seer_env.ContractViolation,
+        match=r"the snapshot record of entity \d+ changed during the step",
+    ):
         env.step({a: 1 for a in env.agents})
 
 

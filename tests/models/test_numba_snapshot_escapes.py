@@ -43,7 +43,10 @@ def test_default_checked_steps_catch_a_snapshot_write_the_compiler_check_misses(
 ):
     env = SeerParallelEnv(Escapes, {"fault": fault}, executor=executor, num_threads=threads)
     env.reset(seed=0)  # compiled: the compile-time check did not see the write
-    with pytest.raises(seer_env.ContractViolation, match="snapshot changed during the step"):
+    with pytest.raises(
+        seer_env.ContractViolation,
+        match=r"the snapshot record of entity \d+ changed during the step",
+    ):
         env.step({a: 1 for a in env.agents})
 
 
