@@ -7,7 +7,7 @@ steps it ``steps`` times (one simulated hour each), then reports
 - ``import_mb``: RSS after ``import seer_env`` (the interpreter, numpy, the
   extension);
 - ``rss_mb``: RSS after the steps, and ``above_import_mb`` = rss - import;
-- ``peak_mb``: the process's peak RSS (``ru_maxrss``), import included: what
+- ``peak_mb``: the process's peak RSS (``VmHWM``), import included: what
   the memory targets are stated in;
 - ``pending``: events scheduled and not yet handled, and
   ``bytes_per_pending`` = above_import / pending (everything the env holds,
@@ -39,11 +39,15 @@ EXECUTORS = (("serial", 1), ("parallel", 2))
 
 # The child: RSS from /proc (Linux), peak from getrusage (KiB on Linux).
 _CHILD = """
-import json, os, resource, sys
+import json, os, sys
 def rss_mb():
     with open("/proc/self/statm") as f:
         pages = int(f.read().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+def peak_mb():
+    # VmHWM: this program's own peak; ru_maxrss keeps the forking parent's across exec.
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
 import numpy as np
 import seer_env
 from seer_env.envs import pcs_v0
@@ -88,7 +92,7 @@ print(json.dumps({
     "import_mb": import_mb,
     "rss_mb": rss,
     "above_import_mb": rss - import_mb,
-    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "peak_mb": peak_mb(),
     "pending": pending,
     "bytes_per_pending": (rss - import_mb) * 2**20 / max(pending, 1),
     "serial_loop": any("serial loop" in d for d in decisions),
