@@ -255,7 +255,8 @@ class SeerParallelEnv(ParallelEnv):
         """
         self._require_idle("reset()")
         seed = validate_seed(seed)
-        validate_reset_options(options, self._configuration())
+        # The configuration's names are looked up only when options name something.
+        validate_reset_options(options, self._configuration() if options else ())
         # An interrupted call counts for nothing: continue from the seed before it.
         previous = self._episode_seed if self._torn is None else self._torn[1]
         seed = episode_seed(seed, previous, self._seed)
@@ -328,7 +329,8 @@ class SeerParallelEnv(ParallelEnv):
         self._require_idle("step()")
         if self.sim.generation != self._generation and self._torn is None:
             self._follow_runtime()
-        if self.sim.steps == 0 and not self.agents and self._episode_seed is None:
+        # self._agents: the runtime was followed just above (the property would ask again).
+        if self.sim.steps == 0 and not self._agents and self._episode_seed is None:
             raise RuntimeError("step() called before reset()")
         if self.sim.needs_reset:
             raise RuntimeError("step() called after a failed step; call reset() first")
@@ -337,7 +339,7 @@ class SeerParallelEnv(ParallelEnv):
                 f"step() called after a {self._torn[0]} that was interrupted (Ctrl-C) once the "
                 "runtime had begun it; call reset() first"
             )
-        if not self.agents:
+        if not self._agents:
             raise RuntimeError("step() called with no live agents (episode over); call reset()")
 
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
@@ -356,7 +358,7 @@ class SeerParallelEnv(ParallelEnv):
         """
         self._require_running()
         self.sim.prewake()  # parked workers wake while we convert the actions
-        live = self.agents if type(self.agents) is list else list(self.agents)
+        live = self._agents if type(self._agents) is list else list(self._agents)
         # C++ converts a well-formed action dict; anything else (or an error
         # to word) goes through the one ActionChecker.
         fast = self._dicts.actions(actions, live) if type(actions) is dict else None
@@ -383,7 +385,7 @@ class SeerParallelEnv(ParallelEnv):
             )
         finally:
             self._building_outputs = False
-        if len(self.agents) != len(live):
+        if len(self._agents) != len(live):
             self._agents_left(views[2].view(bool) | views[3].view(bool), over)
         self._torn = None
         return obs, rewards, terms, truncs, infos
@@ -405,7 +407,7 @@ class SeerParallelEnv(ParallelEnv):
         self._require_running()
         self.sim.prewake()  # parked workers wake while we check the actions
         n = len(self.possible_agents)
-        live_names = self.agents if type(self.agents) is list else list(self.agents)
+        live_names = self._agents if type(self._agents) is list else list(self._agents)
         # None in the common case (agents is possible_agents, in order: no index
         # work); else each live agent's row, by name (agents may be reordered).
         rows = self._dicts.live_rows(live_names)

@@ -1,8 +1,8 @@
 // Simulation::save() and Simulation::load(): the save format, its writer
 // and its reader (seer_env/testing/save_format.py reads the same layout).
 //
-// Layout, native byte order: the magic "SEERSAV3", a 64-bit Digest of
-// everything after the 16-byte header, then num_entities, the entity state
+// Layout, native byte order: the magic "SEERSAV3", a 64-bit checksum
+// (save_checksum.hpp) of everything after the 16-byte header, then num_entities, the entity state
 // and public record sizes, the clock, steps, events handled and seed; per
 // entity its state and public records, RNG position (blocks, used) and next
 // sequence number; the pending events (count, then the events in key order);
@@ -166,7 +166,6 @@ std::size_t Simulation::save_size() const {
 
 void Simulation::save_into(char* out, std::size_t size) const {
   require_ready("save()");
-  if (size != save_size()) throw std::logic_error("save_into: size is not save_size()");
   const ModelSpec& s = spec();
   std::vector<Event> storage;  // used only by executors that cannot lend their events
   const std::vector<const Event*> pending = pending_in_key_order(storage);
@@ -199,7 +198,8 @@ void Simulation::save_into(char* out, std::size_t size) const {
   write_array(w, out_.infos, n * s.info_keys.size());
   w.bytes(id.data(), id.size());
   w.value<std::uint64_t>(id.size());
-  if (w.written() != size) throw std::logic_error("save_into: wrote less than save_size()");
+  // The writer refused a smaller buffer; a larger one is as wrong.
+  if (w.written() != size) throw std::logic_error("save_into: size is not save_size()");
   const std::uint64_t sum = save_checksum(out + kSaveHeader, size - kSaveHeader);
   std::memcpy(out + sizeof(kSaveMagic), &sum, sizeof(sum));
 }

@@ -44,7 +44,7 @@ Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& op
                                 std::to_string(s.dt));
   }
   set_executor(options.executor, options.num_threads);
-  pending_limit_ = pending_event_limit(s);
+  pending_limit_ = options.pending_limit != 0 ? options.pending_limit : pending_event_limit(s);
   action_views_.resize(s.num_agents);
   obs_.assign(static_cast<std::size_t>(s.num_agents) * s.obs_dim, 0.0f);
   rewards_.assign(s.num_agents, 0.0);

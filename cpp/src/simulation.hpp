@@ -23,6 +23,9 @@ struct SimulationOptions {
   unsigned num_threads = 1;
   bool check = false;                        // contract checks on every step
   std::uint64_t event_budget = 50'000'000;   // per step; 0: unlimited
+  // The memory guard (set_pending_limit); 0: pending_event_limit(spec), which
+  // reads the memory available (a vector env computes it once for its copies).
+  std::uint64_t pending_limit = 0;
 };
 
 // Not thread-safe: one caller at a time (the GIL-released Python call).

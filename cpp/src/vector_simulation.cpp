@@ -26,15 +26,16 @@ VectorSimulation::VectorSimulation(const ModelMaker& make, std::size_t num_envs,
   }
   runner_ = make_batch_runner(options.executor, options.num_threads);
   const std::size_t copies = memory_copies != 0 ? memory_copies : num_envs;
-  std::uint64_t pending_limit = 0;
+  SimulationOptions instance_options = options;
   for (std::size_t i = 0; i < num_envs; ++i) {
-    auto sim = std::make_unique<Simulation>(make(), options);
+    auto sim = std::make_unique<Simulation>(make(), instance_options);
     // The model checked that one instance fits; check the whole batch before building it.
     if (i == 0) {
       require_memory(sim->spec(), "this config", copies);
-      pending_limit = pending_event_limit(sim->spec(), copies);  // the copies share the memory
+      // The copies share the memory: one limit for all, the memory read once.
+      instance_options.pending_limit = pending_event_limit(sim->spec(), copies);
+      sim->set_pending_limit(instance_options.pending_limit);
     }
-    sim->set_pending_limit(pending_limit);
     sim->set_executor(runner_->add_instance());
     sims_.push_back(std::move(sim));
   }

@@ -11,8 +11,6 @@ are always consistent, nothing left in flight: each instance keeps what the
 runtime did to it, or autoresets.
 """
 
-import sys
-
 import numpy as np
 import pytest
 from interrupt_points import (
@@ -83,14 +81,7 @@ def test_parallel_env_reset_is_refused_or_untouched_after_ctrl_c_at_any_point(se
 
 def interrupted(call, n):
     """``call()`` with a KeyboardInterrupt at its ``n``-th point; whether it was interrupted."""
-    sys.setprofile(InterruptAt(n, SEER))
-    try:
-        call()
-    except KeyboardInterrupt:
-        return True
-    finally:
-        sys.setprofile(None)
-    return False
+    return interrupted_at(InterruptAt(n, SEER), call)
 
 
 def test_a_refused_parallel_env_says_to_call_reset():
