@@ -28,6 +28,23 @@ double Context::earliest_cross_time() const {
   return t > now_ ? t : std::nextafter(now_, HUGE_VAL);
 }
 
+void Context::request_decision() {
+  const char* refused = nullptr;
+  if (decisions_ == nullptr) {
+    refused = "request_decision() in an env that runs in lockstep (decisions=\"lockstep\")";
+  } else if (self_ >= spec_->num_agents) {
+    refused = "request_decision() by an entity that is not an agent";
+  } else if (!decisions_->park(self_, now_)) {
+    refused = "request_decision() while this agent's request is already waiting";
+  }
+  if (refused == nullptr) return;
+  std::ostringstream out;
+  out.precision(17);
+  out << "contract violation: " << refused << ": entity " << self_ << " handling '"
+      << kind_name(*spec_, handling_) << "' at t=" << now_;
+  throw ContractViolation(out.str(), self_, kind_name(*spec_, handling_), now_, self_, now_);
+}
+
 void Context::emit(Event& event) {
   if (event.target >= spec_->num_entities) violation(event, "target is not an entity");
   // An undeclared kind has no name and no meaning to on_event (the specials

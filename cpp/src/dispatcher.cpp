@@ -96,31 +96,38 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
 
 void Dispatcher::init(EntityId e, EventSink& sink) {
   run_handler(e, 0.0, kHandlingInit, [&] {
-    Context ctx(*spec_, e, 0.0, kHandlingInit, entities_[e].rng, entities_[e].next_seq, sink);
+    Context ctx(*spec_, e, 0.0, kHandlingInit, entities_[e].rng, entities_[e].next_seq, sink,
+                board());
     model_->on_init(ctx);
   });
 }
 
 void Dispatcher::step_begin(EntityId e, double now, EventSink& sink) {
-  if (!has_step_begin_) return;  // Model's no-op: nothing to run or check
+  if (!has_step_begin()) return;  // Model's no-op, or not the step's first window
   run_handler(e, now, kHandlingStepBegin, [&] {
     Context ctx(*spec_, e, now, kHandlingStepBegin, entities_[e].rng, entities_[e].next_seq,
-                sink);
+                sink, board());
     model_->on_step_begin(ctx);
   });
 }
 
 void Dispatcher::action(EntityId e, double now, const ActionView& action, EventSink& sink) {
   run_handler(e, now, kHandlingAction, [&] {
-    Context ctx(*spec_, e, now, kHandlingAction, entities_[e].rng, entities_[e].next_seq, sink);
+    Context ctx(*spec_, e, now, kHandlingAction, entities_[e].rng, entities_[e].next_seq, sink,
+                board());
     model_->on_action(ctx, action);
   });
 }
 
 void Dispatcher::event(const Event& event, EventSink& sink) {
   const EntityId e = event.target;
+  if (SEER_UNLIKELY(decisions_on_) && board_.parked(e)) {
+    board_.hold(event);  // e waits for its action: run after it (decision_steps.cpp)
+    return;
+  }
   run_handler(e, event.time, event.kind, [&] {
-    Context ctx(*spec_, e, event.time, event.kind, entities_[e].rng, entities_[e].next_seq, sink);
+    Context ctx(*spec_, e, event.time, event.kind, entities_[e].rng, entities_[e].next_seq, sink,
+                board());
     model_->on_event(ctx, event);
   });
 }

@@ -9,6 +9,7 @@
 
 #include "seer/context.hpp"
 #include "compiler.hpp"
+#include "decision_board.hpp"
 #include "seer/errors.hpp"
 #include "seer/event.hpp"
 #include "seer/model.hpp"
@@ -64,7 +65,10 @@ class Dispatcher {
   EntityRuntime& entity(EntityId e) { return entities_[e]; }
   // False when the model's on_step_begin is Model's no-op: step_begin()
   // returns at once, and executors may skip calling it.
-  bool has_step_begin() const { return has_step_begin_; }
+  bool has_step_begin() const { return has_step_begin_ && !skip_step_begin_; }
+  // Event-driven decisions run a step as several windows: on_step_begin
+  // belongs to the first only (the later ones set this).
+  void skip_step_begin(bool skip) { skip_step_begin_ = skip; }
   const EntityRuntime& entity(EntityId e) const { return entities_[e]; }
 
   // New episode: entity e's stream becomes Philox key (seed, e), seq 0.
@@ -113,6 +117,16 @@ class Dispatcher {
     SEER_PREFETCH(model_->entity_state(e));
   }
 
+  // Event-driven decisions (decision_board.hpp): handlers may then ask for
+  // an action, and event() holds the events of an agent that waits for one.
+  void enable_decisions(bool on) {
+    decisions_on_ = on;
+    board_.resize(on ? spec_->num_agents : 0);
+  }
+  bool decisions_enabled() const { return decisions_on_; }
+  DecisionBoard& decisions() { return board_; }
+  const DecisionBoard& decisions() const { return board_; }
+
   // Thread-safe for distinct entities (entity-local by the contract).
   void init(EntityId e, EventSink& sink);
   void step_begin(EntityId e, double now, EventSink& sink);
@@ -120,6 +134,8 @@ class Dispatcher {
   void event(const Event& event, EventSink& sink);
 
  private:
+  // What a handler's Context asks for decisions through (null: lockstep).
+  DecisionBoard* board() { return decisions_on_ ? &board_ : nullptr; }
   template <class Fn>
   void run_handler(EntityId e, double now, EventKind handling, Fn&& fn);
   // Checked mode: copies every entity's state bytes (kFull, before each
@@ -142,6 +158,9 @@ class Dispatcher {
   std::uint64_t seed_ = 0;
   WriteCheck write_check_ = WriteCheck::kOff;
   bool has_step_begin_ = true;
+  bool skip_step_begin_ = false;
+  bool decisions_on_ = false;
+  DecisionBoard board_;
   std::vector<unsigned char> state_copy_;  // kFull: the states it compares with
   std::vector<std::uint64_t> state_hash_;  // kDetect: each state's hash as last left
   // relaxed is enough: the flag carries no data, and a store becomes visible

@@ -55,4 +55,25 @@ void SerialExecutor::run_step(const StepWindow& window, StepStats& stats) {
   stats.rounds = 1;
 }
 
+bool SerialExecutor::run_until_decision(const StepWindow& window, StepStats& stats) {
+  Dispatcher& d = *dispatcher_;
+  const DecisionBoard& board = d.decisions();
+  if (d.has_step_begin()) {
+    for (EntityId e = 0; e < d.num_entities(); ++e) d.step_begin(e, window.t_begin, *this);
+  }
+  stats.rounds = 1;
+  if (board.waiting() != 0) return true;
+  while (queue_.top_time() < window.t_end) {
+    if (window.event_budget != 0 && stats.events >= window.event_budget) {
+      throw_event_budget(window);
+    }
+    Event event = queue_.pop();
+    d.event(event, *this);
+    ++stats.events;
+    if (event.source != event.target) ++stats.cross_events;
+    if (board.waiting() != 0) return true;
+  }
+  return false;
+}
+
 }  // namespace seer

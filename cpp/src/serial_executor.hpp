@@ -25,6 +25,10 @@ class SerialExecutor final : public Executor, private EventSink {
   }
   std::size_t pending_count() const override { return queue_.size(); }
   void run_step(const StepWindow& window, StepStats& stats) override;
+  // The one-at-a-time reference of event-driven decisions: run_step's work
+  // without actions, stopping as soon as a handler asks for a decision
+  // (true; the window's later events stay pending) or at the window's end.
+  bool run_until_decision(const StepWindow& window, StepStats& stats);
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) override {
     for (std::size_t i = 0; i < n; ++i) fn(i);
   }

@@ -43,7 +43,17 @@ Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& op
     throw std::invalid_argument("model " + s.name + ": dt must be > 0, got " +
                                 std::to_string(s.dt));
   }
+  if (s.decisions != (options.decisions != DecisionMode::kLockstep)) {
+    throw std::invalid_argument(
+        s.decisions ? "decisions: model " + s.name +
+                          " has its agents act when they ask (its declaration's decisions); "
+                          "run it with decisions='windows' or 'one_at_a_time', not 'lockstep'"
+                    : "decisions: model " + s.name +
+                          " never asks for decisions (its declaration's decisions is false); "
+                          "run it with decisions='lockstep'");
+  }
   set_executor(options.executor, options.num_threads);
+  dispatcher_.enable_decisions(options.decisions != DecisionMode::kLockstep);
   pending_limit_ = options.pending_limit != 0 ? options.pending_limit : pending_event_limit(s);
   action_views_.resize(s.num_agents);
   obs_.assign(static_cast<std::size_t>(s.num_agents) * s.obs_dim, 0.0f);
@@ -71,6 +81,11 @@ void Simulation::set_executor(const std::string& name, unsigned num_threads) {
 }
 
 void Simulation::set_executor(std::unique_ptr<Executor> next) {
+  if (options_.decisions == DecisionMode::kOneAtATime && next->name() != "serial") {
+    // Its windows stop mid-way at each request: only the serial queue can.
+    throw std::invalid_argument("executor: the one-at-a-time decisions reference runs on "
+                                "\"serial\", got '" + next->name() + "'");
+  }
   next->bind(dispatcher_);
   if (executor_) {
     std::vector<Event> pending;
@@ -134,6 +149,10 @@ void Simulation::reset(std::uint64_t seed) {
   dispatcher_.clear_stop();
   model_->reset_states();
   dispatcher_.reseed(seed);
+  dispatcher_.decisions().clear();
+  dispatcher_.skip_step_begin(false);
+  requests_.clear();
+  decision_ = DecisionClock{};
   executor_->clear();
   if (options_.check) {
     initialize_one_at_a_time();
@@ -153,6 +172,10 @@ void Simulation::reset(std::uint64_t seed) {
 
 StepWindow Simulation::begin_step(const void* actions, const std::uint8_t* alive) {
   require_ready("step()");
+  if (options_.decisions != DecisionMode::kLockstep) {
+    throw CallOrderError(
+        "step() called on an env with event-driven decisions: use advance() and answer()");
+  }
   const ModelSpec& s = model_->spec();
   for (std::uint32_t a = 0; a < s.num_agents; ++a) {
     ActionView& view = action_views_[a];
@@ -307,6 +330,13 @@ std::uint64_t Simulation::digest() const {
     d.add_value(rt.rng.blocks());
     d.add_value(rt.rng.used());
     d.add_value(rt.next_seq);
+  }
+  const DecisionBoard& board = dispatcher_.decisions();
+  for (EntityId a = 0; a < board.agents(); ++a) {
+    if (!board.parked(a)) continue;
+    d.add_value(a);
+    d.add_value(board.since(a));
+    for (const Event& e : board.held(a)) d.add(&e, sizeof(Event));
   }
   std::vector<Event> storage;
   for (const Event* e : pending_in_key_order(storage)) d.add(e, sizeof(Event));

@@ -18,6 +18,18 @@ namespace seer {
 
 class CompiledModel;
 
+// How agents act: all at every step (on_action at the step's start), or
+// when their handlers ask (Context::request_decision, decision_steps.cpp):
+// answered a lookahead window at a time, or one request at a time in the
+// serial order (the reference the windows must equal, byte for byte).
+enum class DecisionMode : std::uint8_t { kLockstep, kWindows, kOneAtATime };
+
+// A waiting request: `agent` asked at `time`.
+struct DecisionRequest {
+  EntityId agent = 0;
+  double time = 0.0;
+};
+
 struct SimulationOptions {
   std::string executor = "serial";
   unsigned num_threads = 1;
@@ -26,6 +38,7 @@ struct SimulationOptions {
   // The memory guard (set_pending_limit); 0: pending_event_limit(spec), which
   // reads the memory available (a vector env computes it once for its copies).
   std::uint64_t pending_limit = 0;
+  DecisionMode decisions = DecisionMode::kLockstep;  // kOneAtATime: serial executor only
 };
 
 // Not thread-safe: one caller at a time (the GIL-released Python call).
@@ -65,6 +78,24 @@ class Simulation {
   // Discrete spaces, float32[num_agents * dim] for Box. `alive`
   // (uint8[num_agents], or null: all alive) selects who acts.
   void step(const void* actions, const std::uint8_t* alive);
+  // -- Event-driven decisions (options().decisions != kLockstep;
+  // decision_steps.cpp). Instead of step(): advance() runs windows of at most
+  // one lookahead until agents wait for actions (kDecisions: requests(),
+  // their observation rows written) or a step ends (kBoundary: every output
+  // written, as after step()); answer() gives the waiting agents their
+  // actions (as step()'s array, one row per request, in requests() order)
+  // and runs each agent on to the window's end: it may ask again (requests()
+  // not empty: answer again).
+  enum class Progress : std::uint8_t { kDecisions, kBoundary };
+  Progress advance();
+  void answer(const void* actions);
+  // Sorted by (time, agent); empty unless advance() returned kDecisions and
+  // they are not answered yet.
+  const std::vector<DecisionRequest>& requests() const { return requests_; }
+  // The window the requests are due in: [begin, end).
+  double window_begin() const { return decision_.window_begin; }
+  double window_end() const { return decision_.window_end; }
+
   // Steps without actions until the clock reaches t (PHOLD, tests).
   void run_until(double t);
 
@@ -160,6 +191,27 @@ class Simulation {
   // One hash per entity of its snapshot record (checked steps compare them).
   void snapshot_hashes(std::vector<std::uint64_t>& out) const;
   void boundary();
+  // -- Event-driven decisions (decision_steps.cpp).
+  void require_decisions(const char* what) const;
+  void open_decision_step();
+  StepWindow decision_window() const;
+  // Runs (or resumes) the open window; true when agents wait.
+  bool run_decision_window();
+  void collect_requests();
+  void finish_decision_step();
+  // Runs agent r's action, then its held and new events before the window's
+  // end; events for later or for others go to `later`.
+  void answer_one(const DecisionRequest& r, const ActionView& action, std::vector<Event>& later,
+                  StepStats& stats);
+  // Where the decisions of the step in progress stand.
+  struct DecisionClock {
+    bool step_open = false;    // on_step_begin ran; the step is not finished
+    bool window_open = false;  // its events ran, but agents still wait in it
+    double window_begin = 0.0, window_end = 0.0;
+    StepStats stats;           // the step's, over its windows
+    std::chrono::steady_clock::time_point started;
+  };
+
   // -- Checked steps (checked_steps.cpp).
   // Runs the window, or on_init of every entity, one handler at a time with
   // the write check `mode`: on the executor where it can
@@ -212,6 +264,8 @@ class Simulation {
   };
   StepStart step_start_;
   std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
+  DecisionClock decision_;
+  std::vector<DecisionRequest> requests_;
   Outputs out_;  // where boundary outputs go: obs_ and the rest, or a vector env's batch rows
   std::vector<float> obs_;
   std::vector<double> rewards_;

@@ -77,6 +77,7 @@ py::dict workload_spec(const std::string& name) {
   d["info_keys"] = w.info_keys;
   d["total_keys"] = w.total_keys;
   d["event_kinds"] = w.event_kinds;
+  d["decisions"] = w.decisions;
   py::dict records;
   for (const RecordDecl& r : w.records) records[py::str(r.name)] = record_dict(w, r);
   d["records"] = records;

@@ -65,6 +65,39 @@ void after_fork_in_child() {
   }
 }
 
+// The `decisions` argument: how agents act (simulation.hpp's DecisionMode).
+DecisionMode to_decision_mode(const std::string& name) {
+  if (name == "lockstep") return DecisionMode::kLockstep;
+  if (name == "windows") return DecisionMode::kWindows;
+  if (name == "one_at_a_time") return DecisionMode::kOneAtATime;
+  throw std::invalid_argument("decisions must be 'lockstep', 'windows' or 'one_at_a_time', got '" +
+                              name + "'");
+}
+
+const char* decision_mode_name(DecisionMode mode) {
+  switch (mode) {
+    case DecisionMode::kWindows:
+      return "windows";
+    case DecisionMode::kOneAtATime:
+      return "one_at_a_time";
+    default:
+      return "lockstep";
+  }
+}
+
+void answer(PySimulation& self, const py::object& actions) {
+  BusyGuard guard(self.busy, "answer");
+  Simulation& sim = *self.sim;
+  const ModelSpec& s = sim.spec();
+  const std::size_t rows = sim.requests().size();
+  const py::array arr = action_array(s, actions, rows);
+  check_action_values(s, arr, rows, nullptr);
+  const void* data = arr.data();
+  SigintScope sigint(sim);
+  py::gil_scoped_release release;
+  sim.answer(data);
+}
+
 void step(PySimulation& self, const py::object& actions, const py::object& alive) {
   BusyGuard guard(self.busy, "step");
   Simulation& sim = *self.sim;
@@ -94,10 +127,10 @@ void bind_simulation(py::module_& m) {
                            "runtime object under every seer_env env.")
       .def(py::init([](const std::string& model, const py::dict& config,
                        const std::string& executor, const py::object& num_threads, bool check,
-                       const py::object& event_budget) {
+                       const py::object& event_budget, const std::string& decisions) {
              auto self = std::make_unique<PySimulation>();
-             const SimulationOptions options =
-                 to_options(executor, num_threads, check, event_budget);
+             SimulationOptions options = to_options(executor, num_threads, check, event_budget);
+             options.decisions = to_decision_mode(decisions);
              std::map<std::string, double> used;
              self->sim = std::make_unique<Simulation>(
                  make_model(model, to_config(config), &used), options);
@@ -108,19 +141,20 @@ void bind_simulation(py::module_& m) {
            }),
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000,
+           py::arg("event_budget") = 50'000'000, py::arg("decisions") = "lockstep",
            "A Simulation of the registered C++ model `model` (seer_env.model_names()) with "
            "numeric `config`; num_threads in [1, 1024], event_budget: max events per step "
            "(0: unlimited).")
       .def(py::init([](const py::object& model, const py::dict& config,
                        const std::string& executor, const py::object& num_threads, bool check,
-                       const py::object& event_budget) {
+                       const py::object& event_budget, const std::string& decisions) {
              if (!config.empty()) {
                throw std::invalid_argument(
                    "config must be empty for a PythonModel instance (configure it in its "
                    "constructor)");
              }
              SimulationOptions options = to_options(executor, num_threads, check, event_budget);
+             options.decisions = to_decision_mode(decisions);
              // A compiled NumbaModel runs on any executor; Python handlers serially.
              std::unique_ptr<Model> compiled = make_compiled_model(model);
              const bool python_model = compiled == nullptr;
@@ -138,7 +172,7 @@ void bind_simulation(py::module_& m) {
            }),
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000,
+           py::arg("event_budget") = 50'000'000, py::arg("decisions") = "lockstep",
            "A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a "
            "compiled seer_env.NumbaModel).")
       .def("reset",
@@ -152,6 +186,42 @@ void bind_simulation(py::module_& m) {
            py::arg("seed"), "Start an episode with this seed (0 <= seed < 2**64).")
       .def("step", &step, py::arg("actions"), py::arg("alive") = py::none(),
            "One step: int64[num_agents] (Discrete) or float32[num_agents, dim] (Box) actions.")
+      .def("advance",
+           [](PySimulation& self) {
+             BusyGuard guard(self.busy, "advance");
+             Simulation& sim = *self.sim;
+             SigintScope sigint(sim);
+             py::gil_scoped_release release;
+             return sim.advance() == Simulation::Progress::kDecisions ? "decisions" : "boundary";
+           },
+           "Event-driven decisions: run until agents wait for actions ('decisions': requests()) "
+           "or the step ends ('boundary': every output written, as after step()).")
+      .def("answer", &answer, py::arg("actions"),
+           "The waiting agents' actions, one row per requests() entry, in its order.")
+      .def("requests",
+           [](PySimulation& self) {
+             const auto& requests = self.sim->requests();
+             py::array_t<std::int64_t> agents(static_cast<py::ssize_t>(requests.size()));
+             py::array_t<double> times(static_cast<py::ssize_t>(requests.size()));
+             auto a = agents.mutable_unchecked<1>();
+             auto t = times.mutable_unchecked<1>();
+             for (std::size_t k = 0; k < requests.size(); ++k) {
+               a(static_cast<py::ssize_t>(k)) = requests[k].agent;
+               t(static_cast<py::ssize_t>(k)) = requests[k].time;
+             }
+             return py::make_tuple(agents, times);
+           },
+           "(agents int64[k], times float64[k]): the agents waiting for actions, by (time, agent).")
+      .def_property_readonly(
+          "decisions",
+          [](PySimulation& self) { return decision_mode_name(self.sim->options().decisions); },
+          "How agents act: 'lockstep', 'windows' or 'one_at_a_time'.")
+      .def_property_readonly(
+          "decision_window",
+          [](PySimulation& self) {
+            return py::make_tuple(self.sim->window_begin(), self.sim->window_end());
+          },
+          "[begin, end) of the lookahead window the waiting requests are due in.")
       .def("release_threads",
            [](PySimulation& self) {
              BusyGuard guard(self.busy, "release_threads");

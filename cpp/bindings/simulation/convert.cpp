@@ -196,6 +196,7 @@ py::dict spec_dict(const ModelSpec& s) {
   d["info_keys"] = s.info_keys;
   d["total_keys"] = s.total_keys;
   d["event_kinds"] = s.event_kinds;
+  d["decisions"] = s.decisions;
   return d;
 }
 

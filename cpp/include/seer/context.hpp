@@ -19,6 +19,14 @@ class EventSink {
   virtual void emit(const Event& event) = 0;
 };
 
+// Where decision requests go (the runtime's board of waiting agents).
+class DecisionSink {
+ public:
+  virtual ~DecisionSink() = default;
+  // Agent `agent` waits for an action from `time`; false if it already does.
+  virtual bool park(EntityId agent, double time) = 0;
+};
+
 // What a handler is running for (used to name it in errors).
 inline constexpr EventKind kHandlingInit = 0xFFFFFFF0u;
 inline constexpr EventKind kHandlingStepBegin = 0xFFFFFFF1u;
@@ -33,14 +41,15 @@ std::string kind_name(const ModelSpec& spec, EventKind kind);
 class Context {
  public:
   Context(const ModelSpec& spec, EntityId self, double now, EventKind handling, EntityRng& rng,
-          std::uint64_t& next_seq, EventSink& sink)
+          std::uint64_t& next_seq, EventSink& sink, DecisionSink* decisions = nullptr)
       : spec_(&spec),
         self_(self),
         now_(now),
         handling_(handling),
         rng_(&rng),
         next_seq_(&next_seq),
-        sink_(&sink) {}
+        sink_(&sink),
+        decisions_(decisions) {}
 
   double now() const { return now_; }
   EntityId self() const { return self_; }
@@ -51,6 +60,14 @@ class Context {
   // longer resolves the lookahead (now + lookahead == now, a lookahead below
   // half an ulp of now: 1e-300, or 1e-9 at now = 1e8). Never breaks rule 3.
   double earliest_cross_time() const;
+
+  // Asks for this agent's next action (event-driven decisions,
+  // docs/decisions.md): the agent waits from now, its later events held,
+  // until the action arrives; on_action then runs at this time, and the agent
+  // goes on. Other entities run on meanwhile. Throws ContractViolation when
+  // the env does not run event-driven decisions, self() is not an agent, or
+  // this handler asked already.
+  void request_decision();
 
   // Schedules `kind` for `target` at `time` with a payload record.
   // Throws ContractViolation if target is unknown, kind is not declared in
@@ -85,6 +102,7 @@ class Context {
   EntityRng* rng_;
   std::uint64_t* next_seq_;
   EventSink* sink_;
+  DecisionSink* decisions_;  // null: the env runs in lockstep
 };
 
 }  // namespace seer

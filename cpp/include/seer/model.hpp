@@ -59,6 +59,7 @@ struct ModelSpec {
   std::vector<std::string> info_keys;   // per-agent int64 counters
   std::vector<std::string> total_keys;  // env-wide int64 totals (Model::totals)
   std::vector<std::string> event_kinds; // names of event kinds, by kind id
+  bool decisions = false;               // agents act when they ask (WorkloadDecl::decisions)
   MemoryEstimate memory;                // filled by the model before it allocates
   // Parameters whose declared default is computed (derived_default in
   // workload.hpp), as this instance resolved them: the env reads them here

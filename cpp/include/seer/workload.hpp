@@ -91,6 +91,9 @@ struct WorkloadDecl {
   std::vector<std::string> total_keys;
   std::vector<std::string> event_kinds;
   std::vector<RecordDecl> records;
+  // Agents act when their handlers ask (Context::request_decision), not at
+  // every step: the env runs event-driven decisions (docs/decisions.md).
+  bool decisions = false;
 
   // nullptr when `name` is not declared.
   const ParamDecl* find_param(const std::string& name) const;

@@ -36,10 +36,13 @@ void require_mean_ratio(const char* small, double small_value, const char* large
 PcsModel::PcsModel(Config& config, PcsVersion version) {
   static const WorkloadDecl decl_v0 = pcs_workload();
   static const WorkloadDecl decl_v1 = pcs_v1_workload();
-  const bool v1 = version == PcsVersion::kV1;
-  const WorkloadDecl& decl = v1 ? decl_v1 : decl_v0;
+  static const WorkloadDecl decl_admission = pcs_admission_workload();
+  // pcs_admission has pcs_v1's traffic and observation.
+  const bool v1 = version != PcsVersion::kV0;
+  admission_ = version == PcsVersion::kAdmission;
+  const WorkloadDecl& decl = admission_ ? decl_admission : v1 ? decl_v1 : decl_v0;
   Params params(decl, config);
-  spec_.name = v1 ? "pcs_v1" : "pcs";
+  spec_.name = decl.name;
   width_ = static_cast<std::uint32_t>(params.integer("width"));
   height_ = static_cast<std::uint32_t>(params.integer("height"));
   channels_ = static_cast<std::uint32_t>(params.integer("channels"));
@@ -78,7 +81,9 @@ PcsModel::PcsModel(Config& config, PcsVersion version) {
     spec_.obs_low.insert(spec_.obs_low.end(), kTimeDims, -1.0f);
     spec_.obs_high.insert(spec_.obs_high.end(), kTimeDims, 1.0f);
   }
-  spec_.action = ActionSpec{/*discrete=*/true, /*n=*/channels_ + 1, 0, 0.0f, 0.0f};
+  // pcs_admission: 0 refuses the arrival, 1 admits it.
+  spec_.action = ActionSpec{/*discrete=*/true, /*n=*/admission_ ? 2 : channels_ + 1, 0, 0.0f, 0.0f};
+  spec_.decisions = decl.decisions;
   spec_.state_dim = 2 * static_cast<std::size_t>(spec_.num_entities);
   spec_.state_low = 0.0f;
   spec_.state_high = 1.0f;
@@ -145,6 +150,15 @@ void PcsModel::on_step_begin(Context& ctx) {
 }
 
 void PcsModel::on_action(Context& ctx, const ActionView& action) {
+  if (admission_) {
+    if (action.discrete != 0 && action.discrete != 1) {
+      throw std::invalid_argument("admission must be 0 (refuse) or 1 (admit), got " +
+                                  std::to_string(action.discrete));
+    }
+    PcsState& s = self_state(ctx);
+    s.guard |= kAnswered | (action.discrete == 1 ? kAdmit : 0u);
+    return;
+  }
   if (action.discrete < 0 || action.discrete > static_cast<std::int64_t>(channels_)) {
     throw std::invalid_argument("guard channels must be in [0, " + std::to_string(channels_) +
                                 "], got " + std::to_string(action.discrete));
@@ -211,24 +225,19 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
   count(s, &PcsCounters::events);
   switch (event.kind) {
     case kNextCall: {
+      if (admission_ && free_channels(s) > 0) {
+        ask(ctx, s, phone, kAdmitCall);
+        return;
+      }
       count(s, &PcsCounters::call_attempts);
-      if (free_channels(s) <= s.guard) {
+      // pcs_admission holds no guard channels: its cells decide per call.
+      if (free_channels(s) <= (admission_ ? 0u : s.guard)) {
         count(s, &PcsCounters::blocks);
         phone.next_call = next_call_time(ctx, ctx.self(), now);
         schedule_idle(ctx, phone);
         return;
       }
-      take_channel(s, phone);
-      phone.call_end = now + ctx.rng().exponential(call_duration_);
-      phone.next_call = next_call_time(ctx, ctx.self(), now);
-      std::uint64_t draws = 0;
-      while (phone.next_call < phone.call_end) {
-        if (++draws > kMaxLoopDraws) throw_stalled("busy lines", phone, phone.next_call);
-        count(s, &PcsCounters::busy_lines);
-        count(s, &PcsCounters::call_attempts);
-        phone.next_call = next_call_time(ctx, ctx.self(), phone.next_call);
-      }
-      schedule_in_call(ctx, phone);
+      admit_call(ctx, s, phone);
       return;
     }
     case kCallEnd:
@@ -243,6 +252,10 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
       return;
     }
     case kHandoffIn:
+      if (admission_ && free_channels(s) > 0) {
+        ask(ctx, s, phone, kAdmitHandoff);
+        return;
+      }
       count(s, &PcsCounters::handoffs_in);
       phone.next_move = next_move_time(ctx, now);
       if (free_channels(s) == 0) {
@@ -251,13 +264,79 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
         schedule_idle(ctx, phone);
         return;
       }
-      take_channel(s, phone);
-      if (phone.call_end < now) phone.call_end = now;  // ended in transit (header)
-      schedule_in_call(ctx, phone);
+      admit_handoff(ctx, s, phone);
+      return;
+    case kAdmitCall:
+    case kAdmitHandoff:
+      if (!admission_) break;
+      on_admission(ctx, s, phone, event.kind);
       return;
     default:
-      throw std::logic_error("unknown event kind " + std::to_string(event.kind));
+      break;
   }
+  throw std::logic_error("unknown event kind " + std::to_string(event.kind));
+}
+
+void PcsModel::admit_call(Context& ctx, PcsState& s, PcsPhone& phone) {
+  const double now = ctx.now();
+  take_channel(s, phone);
+  phone.call_end = now + ctx.rng().exponential(call_duration_);
+  phone.next_call = next_call_time(ctx, ctx.self(), now);
+  std::uint64_t draws = 0;
+  while (phone.next_call < phone.call_end) {
+    if (++draws > kMaxLoopDraws) throw_stalled("busy lines", phone, phone.next_call);
+    count(s, &PcsCounters::busy_lines);
+    count(s, &PcsCounters::call_attempts);
+    phone.next_call = next_call_time(ctx, ctx.self(), phone.next_call);
+  }
+  schedule_in_call(ctx, phone);
+}
+
+void PcsModel::admit_handoff(Context& ctx, PcsState& s, PcsPhone& phone) {
+  take_channel(s, phone);
+  if (phone.call_end < ctx.now()) phone.call_end = ctx.now();  // ended in transit (header)
+  schedule_in_call(ctx, phone);
+}
+
+void PcsModel::ask(Context& ctx, PcsState& s, const PcsPhone& phone, EventKind kind) {
+  const EventKind arrival = kind == kAdmitCall ? kNextCall : kHandoffIn;
+  if (s.guard != 0) {
+    ctx.schedule(ctx.self(), ctx.now(), arrival, phone);  // after the waiting answer
+    return;
+  }
+  s.guard = kind == kAdmitCall ? kAskedCall : kAskedHandoff;
+  ctx.request_decision();
+  ctx.schedule(ctx.self(), ctx.now(), kind, phone);
+}
+
+void PcsModel::on_admission(Context& ctx, PcsState& s, PcsPhone& phone, EventKind kind) {
+  if ((s.guard & kAnswered) == 0) {
+    throw std::logic_error("pcs_admission: phone " + std::to_string(phone.id) +
+                           " came back before its cell's answer");
+  }
+  const bool admit = (s.guard & kAdmit) != 0;
+  s.guard = 0;
+  const double now = ctx.now();
+  if (kind == kAdmitCall) {
+    count(s, &PcsCounters::call_attempts);
+    if (!admit || free_channels(s) == 0) {
+      count(s, &PcsCounters::blocks);
+      phone.next_call = next_call_time(ctx, ctx.self(), now);
+      schedule_idle(ctx, phone);
+      return;
+    }
+    admit_call(ctx, s, phone);
+    return;
+  }
+  count(s, &PcsCounters::handoffs_in);
+  phone.next_move = next_move_time(ctx, now);
+  if (!admit || free_channels(s) == 0) {
+    count(s, &PcsCounters::dropped_handoffs);
+    phone.call_end = kInf;
+    schedule_idle(ctx, phone);
+    return;
+  }
+  admit_handoff(ctx, s, phone);
 }
 
 float PcsModel::busy_fraction(std::uint32_t busy) const {
@@ -273,7 +352,10 @@ void PcsModel::observe(EntityId agent, float* obs) const {
   const PcsState& s = state_of(agent);
   const auto scaled = [this](std::uint64_t count) { return scaled_count(count); };
   obs[0] = busy_fraction(make_public(s).busy);
-  obs[1] = static_cast<float>(static_cast<double>(s.guard) / static_cast<double>(channels_));
+  // pcs_admission: whether the arrival asked about is a handoff.
+  obs[1] = admission_ ? ((s.guard & 3u) == kAskedHandoff ? 1.0f : 0.0f)
+                      : static_cast<float>(static_cast<double>(s.guard) /
+                                           static_cast<double>(channels_));
   obs[2] = scaled(s.step.call_attempts);
   obs[3] = scaled(s.step.blocks);
   obs[4] = scaled(s.step.handoffs_in);
@@ -325,8 +407,9 @@ void PcsModel::state(float* out) const {
   for (EntityId e = 0; e < spec_.num_entities; ++e) {
     const PcsState& s = state_of(e);
     out[2 * e] = busy_fraction(make_public(s).busy);
-    out[2 * e + 1] =
-        static_cast<float>(static_cast<double>(s.guard) / static_cast<double>(channels_));
+    out[2 * e + 1] = admission_ ? 0.0f
+                                : static_cast<float>(static_cast<double>(s.guard) /
+                                                     static_cast<double>(channels_));
   }
 }
 
@@ -334,6 +417,10 @@ std::unique_ptr<Model> make_pcs(Config& config) { return std::make_unique<PcsMod
 
 std::unique_ptr<Model> make_pcs_v1(Config& config) {
   return std::make_unique<PcsModel>(config, PcsVersion::kV1);
+}
+
+std::unique_ptr<Model> make_pcs_admission(Config& config) {
+  return std::make_unique<PcsModel>(config, PcsVersion::kAdmission);
 }
 
 }  // namespace seer

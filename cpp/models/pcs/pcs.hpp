@@ -66,7 +66,9 @@ struct PcsCounters {
 // One cell: its channels and counters.
 struct PcsState {
   std::uint64_t channel_mask;  // bit c set: channel c is in use
-  std::uint32_t guard;         // guard channels in effect this step
+  // pcs_v0/v1: guard channels in effect this step. pcs_admission: where the
+  // cell's admission request stands (PcsModel::kAsked*, kAnswer*).
+  std::uint32_t guard;
   std::uint32_t clock;         // steps begun since reset when time_features is on, else 0
   PcsCounters step;            // cleared at each step start
   PcsCounters total;           // since reset
@@ -92,7 +94,9 @@ static_assert(sizeof(PcsPhone) == 32, "PcsPhone must have no padding");
 
 // pcs_v0: constant traffic. pcs_v1: traffic.hpp's varying traffic, the time
 // of day observed, counts capped (its own declaration, pcs/workload.cpp).
-enum class PcsVersion { kV0, kV1 };
+// pcs_admission: pcs_v1's traffic, and a cell decides at each call and
+// handoff arrival whether to admit it (event-driven decisions, below).
+enum class PcsVersion { kV0, kV1, kAdmission };
 
 class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
  public:
@@ -100,6 +104,16 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   static constexpr EventKind kCallEnd = 1;
   static constexpr EventKind kHandoffOut = 2;
   static constexpr EventKind kHandoffIn = 3;
+  // pcs_admission: a call (handoff) that arrived with a channel free asks
+  // its cell (request_decision) and comes back to it as ADMIT_CALL
+  // (ADMIT_HANDOFF), a self-event at the same time that the runtime holds
+  // until the answer: the answer waits in PcsState::guard meanwhile.
+  static constexpr EventKind kAdmitCall = 4;
+  static constexpr EventKind kAdmitHandoff = 5;
+  static constexpr std::uint32_t kAskedCall = 1;     // guard: a new call waits
+  static constexpr std::uint32_t kAskedHandoff = 2;  // guard: a handoff waits
+  static constexpr std::uint32_t kAnswered = 4;      // guard bit: the action arrived
+  static constexpr std::uint32_t kAdmit = 8;         // guard bit: ... and it admits
   static constexpr std::uint32_t kNoChannel = 0xFFFFFFFFu;
   static constexpr std::uint32_t kMaxChannels = 64;  // one bit per channel in channel_mask
 
@@ -128,6 +142,15 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   // Schedules the first of call end and next move of a phone in a call.
   [[noreturn]] static void throw_stalled(const char* what, const PcsPhone& phone, double t);
   void schedule_in_call(Context& ctx, const PcsPhone& phone);
+  // The admitted call's course (NEXT_CALL with a channel free).
+  void admit_call(Context& ctx, PcsState& s, PcsPhone& phone);
+  // The admitted handoff's course (HANDOFF_IN with a channel free).
+  void admit_handoff(Context& ctx, PcsState& s, PcsPhone& phone);
+  // pcs_admission: asks the cell about `phone`'s arrival (`kind`: what it
+  // comes back as). An arrival while an earlier answer waits to be applied
+  // (an event at the same time, earlier in key order) goes after it, unchanged.
+  void ask(Context& ctx, PcsState& s, const PcsPhone& phone, EventKind kind);
+  void on_admission(Context& ctx, PcsState& s, PcsPhone& phone, EventKind kind);
   // Counts one occurrence, this step and in the total.
   static void count(PcsState& s, std::uint64_t PcsCounters::*counter) {
     ++(s.step.*counter);
@@ -150,13 +173,16 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   double count_scale_;  // 1 / expected call attempts per cell per step
   double count_cap_;    // largest scaled count observed; 0: uncapped (pcs_v0)
   bool time_features_;  // observe the time of day (pcs_v1)
+  bool admission_;      // cells decide admissions (pcs_admission)
   PcsTraffic traffic_;  // time- and space-varying means (pcs_v1); constant by default
 };
 
 std::unique_ptr<Model> make_pcs(Config& config);
 std::unique_ptr<Model> make_pcs_v1(Config& config);
+std::unique_ptr<Model> make_pcs_admission(Config& config);
 // The declarations (pcs/workload.cpp).
 WorkloadDecl pcs_workload();
 WorkloadDecl pcs_v1_workload();
+WorkloadDecl pcs_admission_workload();
 
 }  // namespace seer

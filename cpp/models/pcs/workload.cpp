@@ -99,4 +99,17 @@ WorkloadDecl pcs_v1_workload() {
   return w;
 }
 
+WorkloadDecl pcs_admission_workload() {
+  WorkloadDecl w = pcs_v1_workload();
+  w.name = "pcs_admission";
+  w.summary =
+      "Call admission control: a cell decides at each call and handoff arrival whether to "
+      "admit it, under pcs_v1's varying traffic (event-driven decisions).";
+  w.decisions = true;
+  w.action = {"Discrete(2)", "int64", "0 refuses the arrival, 1 admits it"};
+  w.event_kinds.push_back("ADMIT_CALL");
+  w.event_kinds.push_back("ADMIT_HANDOFF");
+  return w;
+}
+
 }  // namespace seer
