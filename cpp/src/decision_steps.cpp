@@ -75,6 +75,13 @@ void detecting_writes(Dispatcher& d, bool checked, double t, Fn&& fn) {
 
 }  // namespace
 
+void sort_requests(std::vector<DecisionRequest>& requests) {
+  std::sort(requests.begin(), requests.end(),
+            [](const DecisionRequest& x, const DecisionRequest& y) {
+              return x.time != y.time ? x.time < y.time : x.agent < y.agent;
+            });
+}
+
 void Simulation::require_decisions(const char* what) const {
   require_ready(what);
   if (options_.decisions == DecisionMode::kLockstep) {
@@ -182,10 +189,7 @@ void Simulation::collect_requests() {
     requests_.push_back({a, board.since(a)});
     held += board.held(a).size();
   }
-  std::sort(requests_.begin(), requests_.end(),
-            [](const DecisionRequest& x, const DecisionRequest& y) {
-              return x.time != y.time ? x.time < y.time : x.agent < y.agent;
-            });
+  sort_requests(requests_);
   // A held event was handed over but not handled: it counts when it runs.
   decision_.stats.events -= std::min(held, decision_.stats.events);
   const std::size_t obs_dim = spec().obs_dim;

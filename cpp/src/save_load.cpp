@@ -7,7 +7,9 @@
 // entity its state and public records, RNG position (blocks, used) and next
 // sequence number; the pending events (count, then the events in key order);
 // the five output arrays of the last boundary (each a count, then values);
-// last, the Simulation's identity() text and its length (a uint64), read
+// with event-driven decisions, where the step's windows stand and each
+// waiting agent's request and held events (DecisionRecord below); last, the
+// Simulation's identity() text and its length (a uint64), read
 // first: a save of another model or configuration is refused by name.
 #include <cmath>
 #include <cstdint>
@@ -62,6 +64,8 @@ class Writer {
 class Reader {
  public:
   Reader(std::string_view in, std::size_t end) : in_(in), end_(end) {}
+  Reader(std::string_view in, std::size_t begin, std::size_t end)
+      : in_(in), end_(end), pos_(begin) {}
   template <class T>
   T value() {
     T v;
@@ -121,6 +125,83 @@ std::string identity_difference(const std::string& saved, const std::string& own
   return out.str();
 }
 
+// Event-driven decisions: the step's windows and the waiting agents.
+struct DecisionRecord {
+  std::uint8_t step_open, window_open, step_begin_done, answers_due;
+  std::uint32_t waiting;  // agents parked; each then: agent, since, held count, held events
+  double window_begin, window_end;
+  std::uint64_t step_events, step_cross_events, step_rounds;
+};
+static_assert(sizeof(DecisionRecord) == 48, "DecisionRecord must have no padding");
+
+// A save's decision record, read and checked before load() changes anything.
+struct DecisionState {
+  bool step_open = false, window_open = false, step_begin_done = false, answers_due = false;
+  double window_begin = 0.0, window_end = 0.0;
+  std::uint64_t step_events = 0, step_cross_events = 0, step_rounds = 0;
+  struct Waiting {
+    EntityId agent;
+    double since;
+    std::vector<Event> held;
+  };
+  std::vector<Waiting> waiting;  // by agent
+};
+
+// Reads and checks the decision record of a save at `now`, `steps`.
+DecisionState read_decisions(Reader& r, const ModelSpec& s, double now, std::uint64_t steps) {
+  DecisionState out;
+  if (r.remaining() < sizeof(DecisionRecord)) refuse("no decision record");
+  const auto rec = r.value<DecisionRecord>();
+  if (rec.step_open > 1 || rec.window_open > 1 || rec.step_begin_done > 1 ||
+      rec.answers_due > 1 || rec.waiting > s.num_agents) {
+    refuse("decision record flags");
+  }
+  const double step_end = static_cast<double>(steps + 1) * s.dt;
+  if (!(rec.window_begin >= now && rec.window_begin <= rec.window_end &&
+        rec.window_end <= step_end) ||
+      (rec.window_open && !rec.step_open) || (rec.answers_due && rec.waiting == 0)) {
+    refuse("decision window [" + std::to_string(rec.window_begin) + ", " +
+           std::to_string(rec.window_end) + ")");
+  }
+  out.step_open = rec.step_open != 0;
+  out.window_open = rec.window_open != 0;
+  out.window_begin = rec.window_begin;
+  out.window_end = rec.window_end;
+  out.step_events = rec.step_events;
+  out.step_cross_events = rec.step_cross_events;
+  out.step_rounds = rec.step_rounds;
+  out.step_begin_done = rec.step_begin_done != 0;
+  out.answers_due = rec.answers_due != 0;
+  EntityId previous = 0;
+  for (std::uint32_t k = 0; k < rec.waiting; ++k) {
+    DecisionState::Waiting& wait = out.waiting.emplace_back();
+    const auto agent = r.value<std::uint64_t>();
+    if (agent >= s.num_agents || (k > 0 && agent <= previous)) {
+      refuse("waiting agent " + std::to_string(agent));
+    }
+    previous = static_cast<EntityId>(agent);
+    wait.agent = static_cast<EntityId>(agent);
+    wait.since = r.value<double>();
+    if (!(wait.since >= now && wait.since <= step_end)) {
+      refuse("agent " + std::to_string(agent) + " waits since t=" + std::to_string(wait.since));
+    }
+    const auto held = r.value<std::uint64_t>();
+    if (held > r.remaining() / sizeof(Event)) refuse("held events of agent " + std::to_string(agent));
+    wait.held.resize(held);
+    for (Event& e : wait.held) {
+      r.bytes(&e, sizeof(Event));
+      if (e.target != agent || e.source >= s.num_entities || !std::isfinite(e.time) ||
+          e.time < wait.since || e.time >= rec.window_end || e.reserved != 0 ||
+          (!s.event_kinds.empty() && e.kind >= s.event_kinds.size())) {
+        refuse("a held event of agent " + std::to_string(agent));
+      }
+    }
+  }
+  if (!r.done()) throw std::invalid_argument("saved state has trailing bytes");
+  return out;
+}
+
+
 template <class T>
 void write_array(Writer& w, const T* data, std::size_t n) {
   w.value<std::uint64_t>(n);
@@ -147,6 +228,9 @@ std::string Simulation::identity() const {
       << "\nspec.dt=" << s.dt << "\nspec.lookahead=" << s.lookahead
       << "\nspec.obs_dim=" << s.obs_dim << "\nspec.state_bytes=" << model_->entity_state_size()
       << "\nspec.public_bytes=" << model_->public_size() << '\n';
+  // A window's state differs between the two: a save resumes in its own.
+  if (options_.decisions == DecisionMode::kWindows) out << "decisions=windows\n";
+  if (options_.decisions == DecisionMode::kOneAtATime) out << "decisions=one_at_a_time\n";
   return out.str();
 }
 
@@ -160,8 +244,20 @@ std::size_t Simulation::save_size() const {
          sizeof(std::uint64_t) + executor_->pending_count() * sizeof(Event) +
          5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
          n * (sizeof(*out_.rewards) + sizeof(*out_.terminations) + sizeof(*out_.truncations)) +
-         n * s.info_keys.size() * sizeof(*out_.infos) + identity().size() +
+         n * s.info_keys.size() * sizeof(*out_.infos) + decisions_size() + identity().size() +
          sizeof(std::uint64_t);
+}
+
+std::size_t Simulation::decisions_size() const {
+  if (options_.decisions == DecisionMode::kLockstep) return 0;
+  const DecisionBoard& board = dispatcher_.decisions();
+  std::size_t size = sizeof(DecisionRecord);
+  for (EntityId a = 0; a < board.agents(); ++a) {
+    if (!board.parked(a)) continue;
+    size += sizeof(std::uint64_t) + sizeof(double) + sizeof(std::uint64_t) +
+            board.held(a).size() * sizeof(Event);
+  }
+  return size;
 }
 
 void Simulation::save_into(char* out, std::size_t size) const {
@@ -196,6 +292,29 @@ void Simulation::save_into(char* out, std::size_t size) const {
   write_array(w, out_.terminations, n);
   write_array(w, out_.truncations, n);
   write_array(w, out_.infos, n * s.info_keys.size());
+  if (options_.decisions != DecisionMode::kLockstep) {
+    const DecisionBoard& board = dispatcher_.decisions();
+    const DecisionClock& c = decision_;
+    DecisionRecord rec{};
+    rec.step_open = c.step_open;
+    rec.window_open = c.window_open;
+    rec.step_begin_done = !dispatcher_.has_step_begin() && model_->has_step_begin();
+    rec.answers_due = !requests_.empty();
+    rec.waiting = board.waiting();
+    rec.window_begin = c.window_begin;
+    rec.window_end = c.window_end;
+    rec.step_events = c.stats.events;
+    rec.step_cross_events = c.stats.cross_events;
+    rec.step_rounds = c.stats.rounds;
+    w.value(rec);
+    for (EntityId a = 0; a < board.agents(); ++a) {
+      if (!board.parked(a)) continue;
+      w.value<std::uint64_t>(a);
+      w.value(board.since(a));
+      w.value<std::uint64_t>(board.held(a).size());
+      for (const Event& e : board.held(a)) w.bytes(&e, sizeof(Event));
+    }
+  }
   w.bytes(id.data(), id.size());
   w.value<std::uint64_t>(id.size());
   // The writer refused a smaller buffer; a larger one is as wrong.
@@ -322,9 +441,16 @@ void Simulation::load(const char* data, std::size_t size) {
       5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
       n * sizeof(*out_.rewards) + n * sizeof(*out_.terminations) +
       n * sizeof(*out_.truncations) + n * s.info_keys.size() * sizeof(*out_.infos);
-  if (r.remaining() != output_bytes) {
+  if (r.remaining() < output_bytes ||
+      (options_.decisions == DecisionMode::kLockstep && r.remaining() != output_bytes)) {
     refuse(std::to_string(r.remaining()) + " bytes of outputs, expected " +
            std::to_string(output_bytes));
+  }
+  // The decision record follows the outputs: checked now, before anything changes.
+  DecisionState decided;
+  if (options_.decisions != DecisionMode::kLockstep) {
+    Reader record(blob, body_end - (r.remaining() - output_bytes), body_end);
+    decided = read_decisions(record, s, now, steps);
   }
   // Valid: commit (the outputs' sizes were checked just above, so the reads
   // below cannot fail part-way).
@@ -347,7 +473,28 @@ void Simulation::load(const char* data, std::size_t size) {
   read_array(r, out_.terminations, n);
   read_array(r, out_.truncations, n);
   read_array(r, out_.infos, n * s.info_keys.size());
-  if (!r.done()) throw std::invalid_argument("saved state has trailing bytes");
+  DecisionBoard& board = dispatcher_.decisions();
+  board.clear();
+  requests_.clear();
+  decision_ = DecisionClock{};
+  dispatcher_.skip_step_begin(decided.step_begin_done);
+  if (options_.decisions != DecisionMode::kLockstep) {
+    decision_.step_open = decided.step_open;
+    decision_.window_open = decided.window_open;
+    decision_.window_begin = decided.window_begin;
+    decision_.window_end = decided.window_end;
+    decision_.stats.events = decided.step_events;
+    decision_.stats.cross_events = decided.step_cross_events;
+    decision_.stats.rounds = decided.step_rounds;
+    decision_.started = std::chrono::steady_clock::now();
+    for (DecisionState::Waiting& w : decided.waiting) {
+      board.restore(w.agent, w.since, std::move(w.held));
+      if (decided.answers_due) requests_.push_back({w.agent, w.since});
+    }
+    sort_requests(requests_);
+  } else if (!r.done()) {
+    throw std::invalid_argument("saved state has trailing bytes");
+  }
   model_->after_snapshot();
   has_reset_ = true;
   needs_reset_ = false;

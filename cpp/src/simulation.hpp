@@ -29,6 +29,8 @@ struct DecisionRequest {
   EntityId agent = 0;
   double time = 0.0;
 };
+// By (time, agent): the order requests are listed and answered in.
+void sort_requests(std::vector<DecisionRequest>& requests);
 
 struct SimulationOptions {
   std::string executor = "serial";
@@ -199,6 +201,7 @@ class Simulation {
   bool run_decision_window();
   void collect_requests();
   void finish_decision_step();
+  std::size_t decisions_size() const;  // the save's decision record (save_load.cpp)
   // Runs agent r's action, then its held and new events before the window's
   // end; events for later or for others go to `later`.
   void answer_one(const DecisionRequest& r, const ActionView& action, std::vector<Event>& later,
