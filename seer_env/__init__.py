@@ -16,6 +16,7 @@ from seer_env._core import (
     model_names,
 )
 from seer_env._version import __version__
+from seer_env.decision_env import SeerDecisionEnv
 from seer_env.env import RuntimeInfo, SeerParallelEnv
 from seer_env.models.numba import NumbaCompileError, NumbaModel, kernel
 from seer_env.models.python_model import PythonModel
@@ -32,6 +33,7 @@ __all__ = [
     "OversubscriptionWarning",
     "PythonModel",
     "RuntimeInfo",
+    "SeerDecisionEnv",
     "SeerParallelEnv",
     "Simulation",
     "__version__",
@@ -51,6 +53,13 @@ for _name in ("ContractViolation", "EventBudgetExceeded", "HandlerError"):
 del _name
 
 # gymnasium.make("seer_env/pcs_v1") and gymnasium.make_vec(...) after `import seer_env`.
+# env.fork() returns a vector env, which is built over the env: wired here, so
+# that seer_env.env never imports the vector package that imports it.
+from seer_env.vector import SeerVectorEnv as _SeerVectorEnv  # noqa: E402
+
+SeerParallelEnv._fork_batch = _SeerVectorEnv.from_snapshot
+del _SeerVectorEnv
+
 from seer_env.integrations.gymnasium_registration import register_envs as _register_envs  # noqa: E402
 
 _register_envs()

@@ -101,6 +101,16 @@ RUNTIME_OPTIONS: tuple[RuntimeOption, ...] = (
         "str | None",
         "None or one of the env's ``metadata['render_modes']``",
     ),
+    RuntimeOption(
+        "decisions",
+        None,
+        "str | None",
+        'how agents act: None as the model declares (``"lockstep"``: every live agent at '
+        'every step; ``"windows"``: an agent when its events ask, the requests of one '
+        'lookahead window answered together), or ``"one_at_a_time"``: each request '
+        "answered before the next event runs (the reference the windows equal byte for "
+        "byte; serial executor); docs/decisions.md",
+    ),
 )
 
 _BY_NAME = {o.name: o for o in RUNTIME_OPTIONS}

@@ -62,6 +62,19 @@ def preflight_actions(spec: dict, seed: int, step: int) -> np.ndarray:
     return rng.uniform(low, high, size=(n, act["dim"])).astype(np.float32)
 
 
+def _decision_step(sim: _core.Simulation, actions: np.ndarray) -> tuple[float, dict]:
+    """One step of a model whose agents ask (event-driven decisions): each
+    request answered with its agent's row of ``actions``; the time is the whole
+    step's, the answers' round trips included."""
+    start = time.perf_counter()
+    while sim.advance() == "decisions":
+        agents, _ = sim.requests()
+        while len(agents):
+            sim.answer(actions[agents])
+            agents, _ = sim.requests()
+    return time.perf_counter() - start, sim.last_step
+
+
 class Preflight:
     """Copies of one model+config, stepped in lockstep blocks, with their step times."""
 
@@ -103,6 +116,8 @@ class Preflight:
     def _step(self, sim, step: int) -> tuple[float, dict]:
         """Step ``sim`` with step ``step``'s actions; its time and stats (summed over instances)."""
         actions = preflight_actions(self.spec, self._seed, step)
+        if self.num_envs == 1 and self.spec.get("decisions"):
+            return _decision_step(sim, actions)
         if self.num_envs == 1:
             sim.step(actions)
             return sim.last_step["seconds"], sim.last_step

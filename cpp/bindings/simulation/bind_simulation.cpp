@@ -65,13 +65,23 @@ void after_fork_in_child() {
   }
 }
 
-// The `decisions` argument: how agents act (simulation.hpp's DecisionMode).
-DecisionMode to_decision_mode(const std::string& name) {
+// The `decisions` argument: how agents act (simulation.hpp's DecisionMode);
+// None: as `model` declares (lockstep, or windows for a model that asks).
+DecisionMode to_decision_mode(const py::object& value, const Model& model) {
+  if (value.is_none()) {
+    return model.spec().decisions ? DecisionMode::kWindows : DecisionMode::kLockstep;
+  }
+  if (!py::isinstance<py::str>(value)) {
+    throw std::invalid_argument(
+        "decisions must be None, 'lockstep', 'windows' or 'one_at_a_time', got " +
+        py::repr(value).cast<std::string>());
+  }
+  const auto name = value.cast<std::string>();
   if (name == "lockstep") return DecisionMode::kLockstep;
   if (name == "windows") return DecisionMode::kWindows;
   if (name == "one_at_a_time") return DecisionMode::kOneAtATime;
-  throw std::invalid_argument("decisions must be 'lockstep', 'windows' or 'one_at_a_time', got '" +
-                              name + "'");
+  throw std::invalid_argument(
+      "decisions must be None, 'lockstep', 'windows' or 'one_at_a_time', got '" + name + "'");
 }
 
 const char* decision_mode_name(DecisionMode mode) {
@@ -127,13 +137,13 @@ void bind_simulation(py::module_& m) {
                            "runtime object under every seer_env env.")
       .def(py::init([](const std::string& model, const py::dict& config,
                        const std::string& executor, const py::object& num_threads, bool check,
-                       const py::object& event_budget, const std::string& decisions) {
+                       const py::object& event_budget, const py::object& decisions) {
              auto self = std::make_unique<PySimulation>();
              SimulationOptions options = to_options(executor, num_threads, check, event_budget);
-             options.decisions = to_decision_mode(decisions);
              std::map<std::string, double> used;
-             self->sim = std::make_unique<Simulation>(
-                 make_model(model, to_config(config), &used), options);
+             std::unique_ptr<Model> built = make_model(model, to_config(config), &used);
+             options.decisions = to_decision_mode(decisions, *built);
+             self->sim = std::make_unique<Simulation>(std::move(built), options);
              self->sim->set_config(std::move(used));
              self->model_name = model;
              self->config = config;
@@ -141,20 +151,19 @@ void bind_simulation(py::module_& m) {
            }),
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000, py::arg("decisions") = "lockstep",
+           py::arg("event_budget") = 50'000'000, py::arg("decisions") = py::none(),
            "A Simulation of the registered C++ model `model` (seer_env.model_names()) with "
            "numeric `config`; num_threads in [1, 1024], event_budget: max events per step "
            "(0: unlimited).")
       .def(py::init([](const py::object& model, const py::dict& config,
                        const std::string& executor, const py::object& num_threads, bool check,
-                       const py::object& event_budget, const std::string& decisions) {
+                       const py::object& event_budget, const py::object& decisions) {
              if (!config.empty()) {
                throw std::invalid_argument(
                    "config must be empty for a PythonModel instance (configure it in its "
                    "constructor)");
              }
              SimulationOptions options = to_options(executor, num_threads, check, event_budget);
-             options.decisions = to_decision_mode(decisions);
              // A compiled NumbaModel runs on any executor; Python handlers serially.
              std::unique_ptr<Model> compiled = make_compiled_model(model);
              const bool python_model = compiled == nullptr;
@@ -163,16 +172,18 @@ void bind_simulation(py::module_& m) {
                options.executor = "serial";
                options.num_threads = 1;
              }
+             std::unique_ptr<Model> built =
+                 python_model ? make_python_model(model) : std::move(compiled);
+             options.decisions = to_decision_mode(decisions, *built);
              auto self = std::make_unique<PySimulation>();
-             self->sim = std::make_unique<Simulation>(
-                 python_model ? make_python_model(model) : std::move(compiled), options);
+             self->sim = std::make_unique<Simulation>(std::move(built), options);
              self->model_name = self->sim->spec().name;
              self->python_model = python_model;
              return self;
            }),
            py::arg("model"), py::arg("config") = py::dict(), py::kw_only(),
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
-           py::arg("event_budget") = 50'000'000, py::arg("decisions") = "lockstep",
+           py::arg("event_budget") = 50'000'000, py::arg("decisions") = py::none(),
            "A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a "
            "compiled seer_env.NumbaModel).")
       .def("reset",
