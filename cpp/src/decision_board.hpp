@@ -55,6 +55,10 @@ class DecisionBoard final : public DecisionSink {
   }
   // An event that reached a parked agent: kept, in arrival order.
   void hold(const Event& event) { held_[event.target].push_back(event); }
+  // Whether held events are held (always, but for the tests' planted bug:
+  // a waiting agent's events then run before its action arrives).
+  bool holding() const { return holding_; }
+  void plant_early_release_for_testing() { holding_ = false; }
   const std::vector<Event>& held(EntityId a) const { return held_[a]; }
   std::vector<Event> take_held(EntityId a) { return std::exchange(held_[a], {}); }
   // Restores a's record (load()).
@@ -70,6 +74,7 @@ class DecisionBoard final : public DecisionSink {
   std::vector<double> since_;
   std::vector<std::vector<Event>> held_;
   std::atomic<std::uint32_t> count_{0};
+  bool holding_ = true;
 };
 
 }  // namespace seer

@@ -121,7 +121,7 @@ void Dispatcher::action(EntityId e, double now, const ActionView& action, EventS
 
 void Dispatcher::event(const Event& event, EventSink& sink) {
   const EntityId e = event.target;
-  if (SEER_UNLIKELY(decisions_on_) && board_.parked(e)) {
+  if (SEER_UNLIKELY(decisions_on_) && board_.parked(e) && board_.holding()) {
     board_.hold(event);  // e waits for its action: run after it (decision_steps.cpp)
     return;
   }

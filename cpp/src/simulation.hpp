@@ -94,6 +94,10 @@ class Simulation {
   // Sorted by (time, agent); empty unless advance() returned kDecisions and
   // they are not answered yet.
   const std::vector<DecisionRequest>& requests() const { return requests_; }
+  // A planted bug for the tests (DecisionBoard::plant_early_release_for_testing).
+  void plant_early_release_for_testing() {
+    dispatcher_.decisions().plant_early_release_for_testing();
+  }
   // The window the requests are due in: [begin, end).
   double window_begin() const { return decision_.window_begin; }
   double window_end() const { return decision_.window_end; }

@@ -132,6 +132,9 @@ class PythonModel:
             validates the config against them and fills in the defaults.
         space_docs: ``{"observation"|"action"|"state": {"shape", "dtype",
             "bounds"}}`` as text for docs (optional).
+        decisions: True when agents act as their handlers ask
+            (``ctx.request_decision()``; ``on_action`` then runs at that time)
+            instead of at every step: run it as ``seer_env.SeerDecisionEnv``.
 
     ``workload_spec()`` returns the declaration with the structure of
     ``seer_env._core.workload_spec`` (docs/workloads-declaration.md).
@@ -144,7 +147,8 @@ class PythonModel:
         (float32 1-D Box with scalar bounds for ``env.state()``, or None).
 
     Handlers receive ``ctx`` (``now``, ``self``, ``rng``, ``snapshot``,
-    ``schedule(target, time, kind, payload=None)``) and ``state``, a writable
+    ``schedule(target, time, kind, payload=None)``, ``request_decision()``) and
+    ``state``, a writable
     record of the handler's own entity: the only state a handler may write.
     Boundary hooks receive read-only records and the read-only snapshot.
     """
@@ -159,6 +163,9 @@ class PythonModel:
     name: ClassVar[str] = ""
     params: ClassVar[Sequence[Mapping[str, Any]]] = ()
     space_docs: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+    # Agents act when a handler asks (ctx.request_decision()): on_action then
+    # runs at that time, not at every step (docs/decisions.md).
+    decisions: ClassVar[bool] = False
 
     @classmethod
     def workload_spec(cls) -> dict[str, Any]:
@@ -187,6 +194,7 @@ class PythonModel:
             "total_keys": [str(k) for k in cls.total_keys],
             "event_kinds": [str(k) for k in cls.event_kinds],
             "records": records,
+            "decisions": bool(cls.decisions),
         }
 
     @classmethod
@@ -334,4 +342,5 @@ class PythonModel:
             "info_keys": [str(k) for k in type(self).info_keys],
             "total_keys": [str(k) for k in type(self).total_keys],
             "event_kinds": [str(k) for k in type(self).event_kinds],
+            "decisions": bool(type(self).decisions),
         }

@@ -58,6 +58,16 @@ void schedule(PyHandlerContext& c, EntityId target, double time, EventKind kind,
   }
 }
 
+void request_decision(PyHandlerContext& c) {
+  Context& ctx = c.get();
+  try {
+    ctx.request_decision();
+  } catch (...) {
+    c.model->set_pending(std::current_exception());
+    throw;
+  }
+}
+
 Context& rng_context(const PyHandlerRng& r) { return r.ctx->get(); }
 
 }  // namespace
@@ -84,7 +94,11 @@ void bind_python_model(py::module_& m) {
       .def("schedule", &schedule, py::arg("target"), py::arg("time"), py::arg("kind"),
            py::arg("payload") = py::none(),
            "Schedule `kind` for `target` at `time` (>= now for self, >= now + lookahead for "
-           "others) with an optional payload record (<= 64 bytes).");
+           "others) with an optional payload record (<= 64 bytes).")
+      .def("request_decision", &request_decision,
+           "Ask for this agent's next action (a model with decisions = True): the agent waits "
+           "from now, its later events held, until on_action runs with the action at this "
+           "time.");
 
   py::class_<PyHandlerRng>(m, "HandlerRng", "The handler entity's own random stream.")
       .def("uniform", [](const PyHandlerRng& r) { return rng_context(r).rng().uniform(); })

@@ -71,6 +71,7 @@ ModelSpec spec_from_python(const py::dict& s) {
   spec.info_keys = s["info_keys"].cast<std::vector<std::string>>();
   spec.total_keys = s["total_keys"].cast<std::vector<std::string>>();
   spec.event_kinds = s["event_kinds"].cast<std::vector<std::string>>();
+  spec.decisions = s.contains("decisions") && s["decisions"].cast<bool>();
   return spec;
 }
 

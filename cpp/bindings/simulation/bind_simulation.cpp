@@ -223,6 +223,13 @@ void bind_simulation(py::module_& m) {
              return py::make_tuple(agents, times);
            },
            "(agents int64[k], times float64[k]): the agents waiting for actions, by (time, agent).")
+      .def("_plant_early_release_for_testing",
+           [](PySimulation& self) {
+             BusyGuard guard(self.busy, "_plant_early_release_for_testing");
+             self.sim->plant_early_release_for_testing();
+           },
+           "Test hook: a waiting agent's events run before its action arrives (a planted bug "
+           "the decision equivalence tests must catch).")
       .def_property_readonly(
           "decisions",
           [](PySimulation& self) { return decision_mode_name(self.sim->options().decisions); },
