@@ -35,6 +35,7 @@ __all__ = [
     "now",
     "num_entities",
     "popcount",
+    "request_decision",
     "schedule",
     "schedule_values",
     "self_id",
@@ -102,6 +103,18 @@ def below(ctx, n: int) -> int:
 def next_u64(ctx) -> int:
     """Next raw 64-bit word of this entity's stream."""
     return ctx.context.rng.next_u64()
+
+
+def request_decision(ctx) -> int:
+    """Ask for this agent's next action (a model with ``decisions = True``).
+
+    The agent waits from now, its later events held, until ``on_action`` runs
+    with the action at this time (docs/decisions.md). A request by an entity
+    that is not an agent, a second one in the same handler, or one in a model
+    without ``decisions`` is a ``ContractViolation``.
+    """
+    ctx.context.request_decision()
+    return 0
 
 
 def schedule(ctx, target: int, time: float, kind: int, payload=None) -> int:

@@ -92,6 +92,17 @@ std::int32_t ctx_schedule(seer_ctx* c, std::uint32_t target, double time, std::u
   }
 }
 
+std::int32_t ctx_request_decision(seer_ctx* c) {
+  if (c->error) return SEER_CONTEXT_FAILED;  // the handler already failed
+  try {
+    c->context->request_decision();
+    return SEER_OK;
+  } catch (...) {
+    c->error = std::current_exception();
+    return SEER_CONTEXT_FAILED;
+  }
+}
+
 const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION,
                            ctx_now,
                            ctx_self,
@@ -103,7 +114,8 @@ const seer_ctx_api kApi = {SEER_HANDLER_ABI_VERSION,
                            ctx_exponential,
                            ctx_below,
                            ctx_next_u64,
-                           ctx_schedule};
+                           ctx_schedule,
+                           ctx_request_decision};
 
 // The stop flag of the model whose compiled handler runs (or last ran) on this
 // thread: what seer_handler_stop_requested() reads. Every compiled handler call

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped on any change to the signatures below. */
-#define SEER_HANDLER_ABI_VERSION 3
+#define SEER_HANDLER_ABI_VERSION 4
 
 #define SEER_OK 0
 #define SEER_HANDLER_FAILED 1
@@ -66,6 +66,8 @@ typedef struct seer_ctx_api {
   /* `kind` for `target` at `time`, payload of `size` <= 64 bytes (NULL, 0: none). */
   int32_t (*schedule)(seer_ctx* ctx, uint32_t target, double time, uint32_t kind,
                       const void* payload, uint64_t size);
+  /* The handler agent asks for its next action (seer::Context::request_decision). */
+  int32_t (*request_decision)(seer_ctx* ctx);
 } seer_ctx_api;
 
 /* -- What the model provides (compiled handlers). ------------------------------------------- */

@@ -85,6 +85,8 @@ void bind_numba_model(py::module_& m) {
         out["seer_ctx_below"] = address(reinterpret_cast<const void*>(api->below));
         out["seer_ctx_next_u64"] = address(reinterpret_cast<const void*>(api->next_u64));
         out["seer_ctx_schedule"] = address(reinterpret_cast<const void*>(api->schedule));
+        out["seer_ctx_request_decision"] =
+            address(reinterpret_cast<const void*>(api->request_decision));
         out["seer_handler_stop_requested"] =
             address(reinterpret_cast<const void*>(&seer_handler_stop_requested));
         return out;

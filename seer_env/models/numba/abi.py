@@ -20,7 +20,7 @@ from numba.extending import intrinsic, overload
 
 from seer_env import _core, handler_api
 
-ABI_VERSION = 3  # SEER_HANDLER_ABI_VERSION of the header this module follows
+ABI_VERSION = 4  # SEER_HANDLER_ABI_VERSION of the header this module follows
 
 
 def _register_symbols() -> None:
@@ -103,6 +103,7 @@ _schedule = _external(
     _ptr,
     types.uint64,
 )
+_request_decision = _external("seer_ctx_request_decision", types.int32, _ptr)
 
 
 @intrinsic
@@ -222,6 +223,13 @@ def _ol_below(ctx, n):
 def _ol_next_u64(ctx):
     if _is_ctx(ctx):
         return lambda ctx: _next_u64(ctx)
+    return None
+
+
+@overload(handler_api.request_decision)
+def _ol_request_decision(ctx):
+    if _is_ctx(ctx):
+        return lambda ctx: _request_decision(ctx)
     return None
 
 

@@ -7,15 +7,32 @@ outputs are byte-identical to compiled mode.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from seer_env.handler_api import InterpretedContext
 from seer_env.models.python_model import PythonModel
 
-if TYPE_CHECKING:
-    from seer_env.models.numba.model import NumbaModel
+
+class NumbaModelLike(Protocol):
+    """What interpreted mode reads of a ``NumbaModel`` (``model.py``, which imports this)."""
+
+    num_entities: int
+    num_agents: int
+    lookahead: float
+    dt: float
+    observation_space: Any
+    action_space: Any
+    state_space: Any
+
+    @classmethod
+    def _records(cls) -> dict[str, np.dtype]: ...
+
+    @classmethod
+    def _hooks(cls) -> dict[str, Any]: ...
+
+    def _params_bytes(self) -> bytes: ...
 
 _INTERPRETED: dict[type, type] = {}
 
@@ -34,6 +51,7 @@ def interpreted_class(cls: type) -> type:
             "name": cls.name or cls.__name__,
             "params": tuple(cls.params),
             "space_docs": dict(cls.space_docs),
+            "decisions": bool(cls.decisions),
             "__doc__": cls.__doc__,
         }
         _INTERPRETED[cls] = type(f"{cls.__name__}Interpreted", (_InterpretedModel,), attrs)
@@ -43,7 +61,7 @@ def interpreted_class(cls: type) -> type:
 class _InterpretedModel(PythonModel):
     """A ``NumbaModel`` run as a ``PythonModel``: the same handlers, as Python."""
 
-    def __init__(self, model: NumbaModel) -> None:
+    def __init__(self, model: NumbaModelLike) -> None:
         super().__init__()
         self.model = model
         self.num_entities, self.num_agents = model.num_entities, model.num_agents

@@ -68,6 +68,9 @@ class NumbaModel:
     name: ClassVar[str] = ""
     params: ClassVar[tuple] = ()
     space_docs: ClassVar[dict] = {}
+    # Agents act when a handler asks (``request_decision(ctx)``): ``on_action``
+    # then runs at that time, not at every step (docs/decisions.md).
+    decisions: ClassVar[bool] = False
     # Compiled handlers check every index (numba's boundscheck): an index out
     # of range is a HandlerError (IndexError), never a write past an array.
     # Its cost is within the noise of a PCS step (docs/custom-models.md).
