@@ -11,6 +11,10 @@
 - ``verify(port, prototype)``: all of these in one call, over several
   seeds and a reused env, prototype and port compared on every entity state
   and pending event too, any difference located (step, entity, field, event).
+- ``assert_decisions_equivalent(env_fn)``: a model whose agents ask for
+  actions returns the same bytes with each lookahead window's requests
+  answered together, on every executor and thread count, as answered one at
+  a time (docs/decisions.md).
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
   non-determinism.
@@ -25,6 +29,7 @@ seed and replayed identically to every env compared.
 
 from seer_env.testing.contract import ContractReport, Violation, check_contract
 from seer_env.testing.declaration import assert_declarations_match
+from seer_env.testing.decisions import assert_decisions_equivalent, hash_policy
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.numba_modes import assert_modes_equivalent
 from seer_env.testing.speed import StepRatio, serial_step_ratio
@@ -38,11 +43,13 @@ __all__ = [
     "Violation",
     "VerifyReport",
     "assert_declarations_match",
+    "assert_decisions_equivalent",
     "assert_models_equivalent",
     "assert_modes_equivalent",
     "assert_serial_equivalent",
     "check_contract",
     "first_difference",
+    "hash_policy",
     "random_policy",
     "record",
     "serial_step_ratio",
