@@ -9,6 +9,12 @@ rewards). ``SeerAECWrapper`` adds the rule every seer_env surface follows
 of ``step()`` or ``reset()``, ``step()`` raises RuntimeError until a
 ``reset()`` completes, and, as for the ParallelEnv, the interrupted call does
 not advance the seed sequence. Errors (a refused action) change nothing, as before.
+
+Over an env whose agents act when their events ask (``SeerDecisionEnv``),
+``agent_selection`` walks the agents asked at each return in ``(time,
+agent)`` order; with ``decisions="one_at_a_time"`` each return asks one agent
+(several only when their requests come from one handler phase, e.g. reset),
+the exact order of the serial run.
 """
 
 from __future__ import annotations
@@ -60,6 +66,12 @@ class SeerAECWrapper(parallel_to_aec_wrapper):
                 "call reset() first"
             )
         self._begin("step()")
+        if getattr(self.env, "_event_driven", False):
+            # PettingZoo's wrapper keeps the actions of every agent that ever
+            # acted; an event-driven env takes those of the agents it asked,
+            # and at the episode's end each agent's dead step removes an entry.
+            asked = set(self.env.agents) or set(self.agents)
+            self._actions = {a: self._actions.get(a) for a in asked}
         try:
             super().step(action)
         except Exception:  # refused (a bad action): the wrapper changed no more than before
