@@ -50,7 +50,7 @@ class EventDrivenDecisions:
     _event_driven: ClassVar[bool] = True
 
     def _new_simulation(self):
-        if self._options.get("decisions") == "one_at_a_time":
+        if self._decisions == "one_at_a_time":
             # Its windows stop at each request: the serial queue's work.
             self._options.update(executor="serial", num_threads=1)
             self._stpa_request = None

@@ -12,17 +12,19 @@ checks in ``seer_env.action_checker`` (shared with the vector env).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env import _core, neighbours, stpa
+from seer_env import _core, stpa
 from seer_env.action_checker import ActionChecker
 from seer_env.model_source import new_simulation, runs_on_threads
 from seer_env.models.numba import NumbaModel
 from seer_env.models.python_model import PythonModel
+from seer_env.neighbours import NeighbourRule
 from seer_env.options import DEFAULT_CHECK_STEPS, option_names, resolve_options
 from seer_env.seeding import episode_seed
 from seer_env.snapshot import Snapshot, episode_fields, require_same_env
@@ -96,6 +98,12 @@ class SeerParallelEnv(ParallelEnv):
     """
 
     metadata: dict[str, Any] = {"name": "seer_env", "render_modes": [], "is_parallelizable": True}
+    # What fork() builds its batch with: SeerVectorEnv.from_snapshot. The vector env
+    # sits a layer above this module and imports it, so seer_env/__init__.py sets this
+    # (this module never imports the vector package).
+    _fork_batch: ClassVar[Callable[..., Any]]
+    # Whether this class runs event-driven decisions (seer_env.decision_env).
+    _event_driven: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -138,11 +146,18 @@ class SeerParallelEnv(ParallelEnv):
             "check": check,
             "event_budget": validate_int("event_budget", opts["event_budget"], 0),
         }
+        # How agents act (seer_env.decision_env): None, as the model declares.
+        self._decisions = opts["decisions"]
         self._model = model
         self._model_config = dict(model_config or {})
         self._seed = validate_seed(opts["seed"])
         self.render_mode = render_mode
         self.sim = self._new_simulation()
+        if self.sim.decisions != "lockstep" and not self._event_driven:
+            raise ValueError(
+                f"model {self.sim.spec['name']!r} has its agents act when their events ask "
+                "(decisions): run it as seer_env.SeerDecisionEnv"
+            )
         self._init_spaces(self.sim.spec)
         # The runtime's reset/load count this bookkeeping describes: a load made
         # behind the env's back (env.sim.load) shows as another count.
@@ -160,7 +175,9 @@ class SeerParallelEnv(ParallelEnv):
         self._torn: tuple[str, int | None] | None = None
 
     def _new_simulation(self) -> _core.Simulation:
-        return new_simulation(self._model, self._model_config, **self._options)
+        return new_simulation(
+            self._model, self._model_config, decisions=self._decisions, **self._options
+        )
 
     # -- spaces ---------------------------------------------------------------------------------
     def _init_spaces(self, spec: dict) -> None:
@@ -500,17 +517,24 @@ class SeerParallelEnv(ParallelEnv):
             raise RuntimeError("state() called before reset()")
         return self.sim.state()
 
+    def neighbour_rule(self) -> NeighbourRule | None:
+        """How this env's neighbour table is made (``seer_env.neighbours``), or None: none.
+
+        A workload's env class that has a neighbour structure overrides this.
+        """
+        return None
+
     def neighbours(self) -> np.ndarray:
         """The neighbour structure: ``int64[num_agents, max_degree]``, ``-1`` padded.
 
         Row ``j`` holds the indices (into ``possible_agents``) of agent ``j``'s
-        neighbours (``seer_env.neighbours``: the pcs torus, static, or the
-        UAVs an aircraft UAV has heard, read after ``reset()``).
+        neighbours (``neighbour_rule()``: the pcs torus, static, or the UAVs an
+        aircraft UAV has heard, read after ``reset()``).
 
         Raises:
             NotImplementedError: the env declares no neighbour structure.
         """
-        rule = neighbours.rule_for(self)
+        rule = self.neighbour_rule()
         if rule is None:
             raise NotImplementedError(f"{type(self).__name__} declares no neighbour structure")
         if rule.static is not None:
@@ -624,9 +648,7 @@ class SeerParallelEnv(ParallelEnv):
         batch (default: this env's). Instances autoreset when their episode
         ends, as in any vector env.
         """
-        from seer_env.vector.sync import SeerVectorEnv  # noqa: PLC0415 (vector imports env)
-
-        return SeerVectorEnv.from_snapshot(self, self.snapshot(), branches, **options)
+        return self._fork_batch(self, self.snapshot(), branches, **options)
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self, *args):
