@@ -48,8 +48,11 @@ class AdmissionConfig:
     epochs: int = 4
     minibatches: int = 8
     lr: float = 1e-3
-    gamma: float = 0.95  # per decision of a cell
-    gae_lambda: float = 0.9
+    # Discount per simulated minute between a cell's decisions (a semi-MDP:
+    # decisions come at uneven times): 0.995 halves in about 2.3 hours, the
+    # time a call holds its channel.
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
     clip: float = 0.2
     ent_coef: float = 0.003
     vf_coef: float = 0.5
@@ -111,7 +114,7 @@ def train(cfg: AdmissionConfig, seed: int, log=print) -> dict:
     start = time.perf_counter()
     for update in range(1, cfg.updates + 1):
         # One episode: every decision, in return order, and each cell's chain of them.
-        obs_rows, act_rows, logp_rows, val_rows, agent_rows = [], [], [], [], []
+        obs_rows, act_rows, logp_rows, val_rows, agent_rows, time_rows = [], [], [], [], [], []
         rewards: list[float] = []
         last = np.full(n, -1)  # each cell's latest decision (index into the rows)
         env.reset(seed=seed * 1000 + update)
@@ -119,8 +122,9 @@ def train(cfg: AdmissionConfig, seed: int, log=print) -> dict:
         episode_return = np.zeros(n)
         env_seconds = 0.0
         while env.agents:
-            asked = np.flatnonzero(env.needs_action)
+            asked = env.sim.requests()[0]
             o = torch.as_tensor(env.sim.observations()[asked])
+            time_rows.append(env.decision_times)
             with torch.no_grad():
                 a, logp, _, v = agent.act(o)
             base = len(rewards)
@@ -147,17 +151,20 @@ def train(cfg: AdmissionConfig, seed: int, log=print) -> dict:
         b_logp = torch.cat(logp_rows)
         b_val = torch.cat(val_rows)
         b_agent = np.concatenate(agent_rows)
+        b_time = np.concatenate(time_rows)
         b_rew = torch.as_tensor(rewards, dtype=torch.float32)
-        # GAE along each cell's decisions; the episode's end is terminal.
+        # GAE along each cell's decisions, discounted by the minutes between
+        # them; the episode's end is terminal.
         adv = torch.zeros_like(b_rew)
         for cell in range(n):
             idx = np.flatnonzero(b_agent == cell)
-            running, next_value = 0.0, 0.0
+            running, next_value, next_time = 0.0, 0.0, None
             for k in idx[::-1].tolist():
-                delta = b_rew[k] + cfg.gamma * next_value - b_val[k]
-                running = delta + cfg.gamma * cfg.gae_lambda * running
+                g = 0.0 if next_time is None else cfg.gamma ** (next_time - b_time[k])
+                delta = b_rew[k] + g * next_value - b_val[k]
+                running = delta + g * cfg.gae_lambda * running
                 adv[k] = running
-                next_value = b_val[k]
+                next_value, next_time = b_val[k], b_time[k]
         returns = adv + b_val
         count = b_obs.shape[0]
         for _ in range(cfg.epochs):

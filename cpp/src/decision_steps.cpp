@@ -266,8 +266,12 @@ void Simulation::answer_one(const DecisionRequest& r, const ActionView& action,
   // The held events (key order) merged with what the agent schedules for
   // itself inside the window; if it asks again, dispatcher_.event() holds
   // the rest once more.
+  // The window's event budget bounds each agent's run too (a runaway cascade
+  // of self-events would otherwise never end).
+  const std::uint64_t budget = options_.event_budget;
   std::size_t next = 0;
   while (next < held.size() || !sink.due.empty()) {
+    if (budget != 0 && stats.events >= budget) throw_event_budget(decision_window());
     Event event;
     if (!sink.due.empty() && (next == held.size() || key_less(sink.due.top(), held[next]))) {
       event = sink.due.top();

@@ -262,3 +262,25 @@ def test_a_step_interrupted_at_any_point_is_consistent_or_refused_until_reset():
 
     points = walk_points(prepare, call, check, lambda result: None)
     assert points > 10
+
+
+def test_a_runaway_cascade_after_an_answer_is_stopped_by_the_event_budget():
+    class Runaway(Tally):
+        def on_init(self, ctx, state):
+            ctx.schedule(ctx.self, 0.1, 1)  # one ASK
+
+        def on_action(self, ctx, state, action):
+            ctx.schedule(ctx.self, ctx.now, 0)  # runs in the answer's own run
+
+        def on_event(self, ctx, state, event):
+            if event.kind == 0:
+                ctx.schedule(ctx.self, ctx.now, 0)  # an endless chain at one time
+            else:
+                ctx.request_decision()
+
+    env = seer_env.SeerDecisionEnv(Runaway, {"n": 2}, max_cycles=2, event_budget=1000)
+    env.reset(seed=0)
+    with pytest.raises(seer_env.EventBudgetExceeded):
+        env.step(dict.fromkeys(env.agents, 1))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(dict.fromkeys(env.agents, 1))
