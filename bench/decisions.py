@@ -36,6 +36,7 @@ EXECUTORS = (("serial", 1), ("parallel", 2))
 
 
 def lockstep_run(config: dict, executor: str, threads: int, seed: int, steps: int) -> dict:
+    """pcs_v1 with guard 0 stepped ``steps`` times: its step seconds, events and totals."""
     sim = _core.Simulation("pcs_v1", config, executor=executor, num_threads=threads)
     sim.reset(seed)
     guard = np.zeros(sim.spec["num_agents"], dtype=np.int64)
@@ -48,6 +49,7 @@ def lockstep_run(config: dict, executor: str, threads: int, seed: int, steps: in
 
 
 def decisions_run(config: dict, executor: str, threads: int, seed: int, steps: int) -> dict:
+    """pcs_admission admitting every arrival for ``steps`` steps: runtime and Python time apart."""
     sim = _core.Simulation("pcs_admission", config, executor=executor, num_threads=threads)
     sim.reset(seed)
     runtime = python = 0.0
@@ -88,6 +90,7 @@ def decisions_run(config: dict, executor: str, threads: int, seed: int, steps: i
 
 
 def measure(size: int, steps: int, rounds: int, seed: int) -> dict:
+    """Every executor's rows: the three cases in rotated turns over ``rounds`` seeds."""
     config = {"width": size, "height": size}
     rows = {}
     for executor, threads in EXECUTORS:
@@ -101,8 +104,14 @@ def measure(size: int, steps: int, rounds: int, seed: int) -> dict:
                 runs[case].append(run(config, executor, threads, seed + r, steps))
         lock, dec, aa = runs["lockstep"], runs["decisions"], runs["aa"]
         same = [
-            {k: lo["totals"][k] for k in ("call_attempts", "blocks", "handoffs", "dropped_handoffs")}
-            == {k: d["totals"][k] for k in ("call_attempts", "blocks", "handoffs", "dropped_handoffs")}
+            {
+                k: lo["totals"][k]
+                for k in ("call_attempts", "blocks", "handoffs", "dropped_handoffs")
+            }
+            == {
+                k: d["totals"][k]
+                for k in ("call_attempts", "blocks", "handoffs", "dropped_handoffs")
+            }
             for lo, d in zip(lock, dec)
         ]
         per_step = [d["seconds"] / steps for d in dec]
@@ -112,9 +121,7 @@ def measure(size: int, steps: int, rounds: int, seed: int) -> dict:
             "lockstep_ms_per_step": statistics.median(lock_step) * 1e3,
             "runtime_ms_per_step": statistics.median(per_step) * 1e3,
             "step_ratio": statistics.median(p / q for p, q in zip(per_step, lock_step)),
-            "noise_floor": statistics.median(
-                a["seconds"] / x["seconds"] for a, x in zip(aa, lock)
-            ),
+            "noise_floor": statistics.median(a["seconds"] / x["seconds"] for a, x in zip(aa, lock)),
             "lockstep_ns_per_event": statistics.median(x["seconds"] / x["events"] for x in lock)
             * 1e9,
             "runtime_ns_per_event": statistics.median(d["seconds"] / d["events"] for d in dec)
@@ -143,6 +150,7 @@ def measure(size: int, steps: int, rounds: int, seed: int) -> dict:
 
 
 def report(result: dict) -> str:
+    """The Markdown table of ``measure``'s result."""
     lines = [
         f"PCS {result['size']}x{result['size']}, {result['steps']} steps x {result['rounds']} "
         "rounds, medians (pcs_admission admitting every arrival vs pcs_v1 with guard 0)",
@@ -165,6 +173,7 @@ def report(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--steps", type=int, default=12)

@@ -111,7 +111,7 @@ class EventDrivenDecisions:
 
     @property
     def needs_action(self) -> np.ndarray:
-        """bool per possible agent: it waits for an action now (``env.agents``)."""
+        """Bool per possible agent: it waits for an action now (``env.agents``)."""
         mask = np.zeros(len(self.possible_agents), dtype=bool)
         mask[self._asked] = True
         return mask
@@ -186,15 +186,21 @@ class EventDrivenDecisions:
 
     # -- snapshots ------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        """The env's state between two returns (docs/branching.md): the runtime's
-        waiting agents and held events, and the rewards each agent is owed."""
+        """The env's state between two returns (docs/branching.md).
+
+        It holds the runtime's waiting agents and held events, and the rewards
+        each agent is owed.
+        """
         snap = super().snapshot()
         snap.episode["accrued_rewards"] = self._accrued.tolist()
         return snap
 
     def restore(self, snapshot: Snapshot | bytes) -> tuple[dict, dict]:
-        """Puts the env into ``snapshot``'s state; ``(observations, infos)`` of the agents
-        that must act there (as ``reset()`` returns them)."""
+        """Put the env into ``snapshot``'s state.
+
+        Returns ``(observations, infos)`` of the agents that must act there, as
+        ``reset()`` returns them.
+        """
         super().restore(snapshot)
         snap = snapshot if isinstance(snapshot, Snapshot) else Snapshot.from_bytes(snapshot)
         accrued = np.asarray(snap.episode.get("accrued_rewards", []), dtype=np.float64)

@@ -44,10 +44,10 @@ class AdmissionConfig:
     width: int = 8
     height: int = 8
     max_cycles: int = 96
-    updates: int = 30
+    updates: int = 80
     epochs: int = 4
     minibatches: int = 8
-    lr: float = 1e-3
+    lr: float = 3e-3
     # Discount per simulated minute between a cell's decisions (a semi-MDP:
     # decisions come at uneven times): 0.995 halves in about 2.3 hours, the
     # time a call holds its channel.
@@ -62,6 +62,7 @@ class AdmissionConfig:
 
 
 def make_env(cfg: AdmissionConfig, **options) -> seer_env.SeerDecisionEnv:
+    """The task's env at ``cfg``'s size and episode length."""
     return seer_env.SeerDecisionEnv(
         TASK, {"width": cfg.width, "height": cfg.height}, max_cycles=cfg.max_cycles, **options
     )
@@ -92,6 +93,7 @@ def play(env, policy, seed: int) -> float:
 
 
 def evaluate(cfg: AdmissionConfig, policy, seeds=EVAL_SEEDS) -> list[float]:
+    """Return per cell of ``policy`` on each evaluation episode."""
     env = make_env(cfg, executor="serial", num_threads=1)
     return [play(env, policy, s) for s in seeds]
 
@@ -200,6 +202,7 @@ def train(cfg: AdmissionConfig, seed: int, log=print) -> dict:
 
 
 def greedy(agent):
+    """The trained agent's argmax as a policy of observation rows."""
     import torch
 
     def policy(obs: np.ndarray) -> np.ndarray:
@@ -210,6 +213,7 @@ def greedy(agent):
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The command line (module docstring): the rules, PPO's seeds, the table and JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--updates", type=int, default=None)

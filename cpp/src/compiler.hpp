@@ -30,6 +30,15 @@
 #define SEER_PREFETCH_HELPER inline
 #endif
 
+// Kept out of line: a slower path that must not grow its hot caller.
+#if defined(__GNUC__) || defined(__clang__)
+#define SEER_NOINLINE [[gnu::noinline]]
+#elif defined(_MSC_VER)
+#define SEER_NOINLINE __declspec(noinline)
+#else
+#define SEER_NOINLINE
+#endif
+
 // `condition`, expected to be false (branch layout only).
 #if defined(__GNUC__) || defined(__clang__)
 #define SEER_UNLIKELY(condition) __builtin_expect(!!(condition), 0)

@@ -38,6 +38,11 @@
 // slots are reused. Only the serial executor uses it: the parallel
 // executor's per-entity heaps hold a few events each (NodeHeap).
 // Not thread-safe.
+//
+// This file is the calendar (ring, far list, width) and the queue over its
+// parts: the keys (serial_queue_key.hpp), the side heap
+// (serial_queue_heap.hpp), the sorted run (serial_queue_run.hpp) and their
+// aligned buffers (aligned_buffer.hpp).
 #pragma once
 
 #include <algorithm>
@@ -46,13 +51,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <new>
 #include <stdexcept>
 #include <vector>
 
 #include "seer/event.hpp"
+#include "aligned_buffer.hpp"
 #include "compiler.hpp"
+#include "serial_queue_heap.hpp"
+#include "serial_queue_key.hpp"
+#include "serial_queue_run.hpp"
 
 namespace seer {
 
@@ -157,51 +165,25 @@ class SerialEventQueue {
   }
 
  private:
-  struct Key {
-    std::uint64_t time;  // time_key(event.time)
-    std::uint64_t tie;   // tie_key(event.source, event.seq)
-    std::uint32_t slot;  // the event in slab_
-    std::uint32_t unused;
-  };
-  static_assert(sizeof(Key) == 24, "key layout");
+  using Key = QueueKey;
   static constexpr std::uint32_t kNone = 0xFFFFFFFFu;        // end of a list
-  static constexpr std::uint64_t kSeqCap = 0xFFFFFFFFull;    // seqs from here on saturate
   // Above this many keys (384 KiB) the pop branches on its comparisons: each
   // level's loads then wait on the previous level's comparison, and without
   // branch speculation running ahead a heap in L3 paid the full latency at
   // every level. Only a heap-only queue gets that large.
   static constexpr std::uint32_t kBranchlessMax = 16384;
-  static constexpr std::size_t kLine = 64;
   // Calendar tuning: events per bucket aimed at, pops between width checks,
   // heap-only size that triggers the first calendar, ring size bounds.
   // 4 per bucket measured best of 2-8 (PHOLD 1024, PCS 64x64: callgrind
   // instructions and simulated mispredictions): fewer buckets to visit
   // against more keys to sort and fewer that fit the branch-free sort.
   static constexpr double kTarget = 4.0;
-  static constexpr std::uint32_t kSmallRun = 8;  // buckets up to this size sort by rank
+  static constexpr std::uint32_t kSmallRun = queue_run::kSmallRun;
   static constexpr std::uint64_t kEpochPops = 4096;
   static constexpr std::uint32_t kHeapOnlyLimit = 256;
   static constexpr std::uint64_t kMinBuckets = 64;
   static constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << 20;
 
-  // Doubles map to unsigned integers in the same order (negatives flipped,
-  // the sign bit set on the rest); -0.0 first becomes +0.0, since the two
-  // compare equal as times.
-  static std::uint64_t time_key(double t) {
-    t += 0.0;  // -0.0 + 0.0 == +0.0 under round-to-nearest
-    std::uint64_t bits;
-    std::memcpy(&bits, &t, sizeof bits);
-    return (bits >> 63) != 0 ? ~bits : bits | (std::uint64_t{1} << 63);
-  }
-  static double key_time(std::uint64_t key) {
-    const std::uint64_t bits = (key >> 63) != 0 ? key & ~(std::uint64_t{1} << 63) : ~key;
-    double t;
-    std::memcpy(&t, &bits, sizeof t);
-    return t;
-  }
-  static std::uint64_t tie_key(EntityId source, std::uint64_t seq) {
-    return std::uint64_t{source} << 32 | (seq < kSeqCap ? seq : kSeqCap);
-  }
   Key key_of(std::uint32_t slot) const {
     const Event& e = slab_[slot];
     return Key{time_key(e.time), tie_key(e.source, e.seq), slot, 0};
@@ -375,52 +357,17 @@ class SerialEventQueue {
     }
   }
 
-  // Small buckets (the usual case) by rank: each key lands at the count of
-  // keys before it, found with comparisons that do not branch, so a random
-  // order costs no mispredictions; one jump on the size picks the fully
-  // unrolled sort for it. Keys are unique, so ranks are distinct.
+  // The bucket's keys (gather_) into the run, sorted (serial_queue_run.hpp).
   template <bool kWide>
   void sort_run(std::uint32_t n) {
-    const Key* in = gather_.data();
-    if (!kWide) {
-      switch (n) {
-        case 1: run_[0] = in[0]; return;
-        case 2: return rank_sort<2>(in);
-        case 3: return rank_sort<3>(in);
-        case 4: return rank_sort<4>(in);
-        case 5: return rank_sort<5>(in);
-        case 6: return rank_sort<6>(in);
-        case 7: return rank_sort<7>(in);
-        case 8: return rank_sort<8>(in);
-        default: break;
-      }
-    }
-    std::memcpy(run_, in, sizeof(Key) * n);
-    std::sort(run_, run_ + n, [this](const Key& a, const Key& b) { return before<kWide>(a, b); });
-  }
-
-  template <std::uint32_t kN>
-  void rank_sort(const Key* in) {
-    std::uint32_t rank[kN] = {};
-#pragma GCC unroll 8
-    for (std::uint32_t a = 1; a < kN; ++a) {
-#pragma GCC unroll 8
-      for (std::uint32_t c = 0; c < a; ++c) {
-        const std::uint32_t less = before<false>(in[a], in[c]);
-        rank[c] += less;
-        rank[a] += 1 - less;
-      }
-    }
-#pragma GCC unroll 8
-    for (std::uint32_t a = 0; a < kN; ++a) run_[rank[a]] = in[a];
+    queue_run::sort_run<kWide>(gather_.data(), n, run_, slab_.data());
   }
 
   // False, with the old (empty) run kept, if the allocation fails.
   bool grow_run(std::uint32_t need) noexcept {
     std::uint32_t capacity = run_capacity_;
     while (capacity < need) capacity = capacity == 0 ? 64 : 2 * capacity;
-    auto* raw = static_cast<unsigned char*>(::operator new(
-        sizeof(Key) * std::size_t{capacity}, std::align_val_t{kLine}, std::nothrow));
+    unsigned char* raw = allocate_aligned(sizeof(Key) * std::size_t{capacity}, std::nothrow);
     if (raw == nullptr) return false;
     run_buf_.reset(raw);
     run_ = reinterpret_cast<Key*>(raw);
@@ -549,90 +496,32 @@ class SerialEventQueue {
   // capacity_ >= size_ >= heap_size_ + 1 here (push grew the buffer).
   void heap_push(std::uint32_t slot) {
     if (wide_seq_) {
-      sift_up<true>(heap_size_++, key_of(slot));
+      queue_heap::sift_up<true>(keys_, heap_size_++, key_of(slot), slab_.data());
     } else {
-      sift_up<false>(heap_size_++, key_of(slot));
+      queue_heap::sift_up<false>(keys_, heap_size_++, key_of(slot), slab_.data());
     }
   }
 
-  // a before b in (time, source, seq). Without wide seqs the two words
-  // decide (keys are unique); with them, equal words mean two saturated
-  // seqs of one source at one time, and the events' seqs decide.
-  template <bool kWide>
-  bool before(const Key& a, const Key& b) const {
-#if defined(__SIZEOF_INT128__)
-    const unsigned __int128 x = static_cast<unsigned __int128>(a.time) << 64 | a.tie;
-    const unsigned __int128 y = static_cast<unsigned __int128>(b.time) << 64 | b.tie;
-    if (kWide && x == y) return slab_[a.slot].seq < slab_[b.slot].seq;
-    return x < y;
-#else
-    if (a.time != b.time) return a.time < b.time;
-    if (kWide && a.tie == b.tie) return slab_[a.slot].seq < slab_[b.slot].seq;
-    return a.tie < b.tie;
-#endif
-  }
-
-  template <bool kWide>
-  void sift_up(std::uint32_t i, const Key key) {
-    Key* keys = keys_;
-    while (i != 0) {
-      const std::uint32_t parent = (i - 1) / 4;
-      if (!before<kWide>(key, keys[parent])) break;
-      keys[i] = keys[parent];
-      i = parent;
-    }
-    keys[i] = key;
-  }
-
-  // Removes keys_[0]: the hole walks down along the smallest children to a
-  // leaf (no comparison with the moved key on the way: it usually belongs
-  // near the bottom), then the last key fills it and rises as needed.
+  // Removes keys_[0]; keys_[heap_size_] is the last key, to re-place
+  // (serial_queue_heap.hpp).
   template <bool kWide, bool kBranchy>
   void sift_down_last() {
-    Key* keys = keys_;
-    const std::uint32_t n = heap_size_;  // keys_[n] is the last key, to re-place
-    std::uint32_t hole = 0;
-    for (;;) {
-      const std::uint32_t first = 4 * hole + 1;
-      if (first + 3 < n) {
-        std::uint32_t m;
-        if constexpr (kBranchy) {
-          m = first;
-          for (std::uint32_t c = first + 1; c <= first + 3; ++c) {
-            if (before<kWide>(keys[c], keys[m])) {
-              m = c;
-              asm volatile("");  // keeps a branch: no conditional move here
-            }
-          }
-        } else {
-          const std::uint32_t a = before<kWide>(keys[first + 1], keys[first]) ? first + 1 : first;
-          const std::uint32_t b =
-              before<kWide>(keys[first + 3], keys[first + 2]) ? first + 3 : first + 2;
-          m = before<kWide>(keys[b], keys[a]) ? b : a;
-        }
-        keys[hole] = keys[m];
-        hole = m;
-        continue;
-      }
-      if (first < n) {  // a last, partial group of children
-        std::uint32_t m = first;
-        for (std::uint32_t c = first + 1; c < n; ++c) {
-          if (before<kWide>(keys[c], keys[m])) m = c;
-        }
-        keys[hole] = keys[m];
-        hole = m;
-      }
-      break;
-    }
-    sift_up<kWide>(hole, keys[n]);
+    queue_heap::sift_down_last<kWide, kBranchy>(keys_, heap_size_, slab_.data());
   }
 
+  // a before b in (time, source, seq) (key_before: the events' seqs decide
+  // only between equal keys with wide seqs).
+  template <bool kWide>
+  bool before(const Key& a, const Key& b) const {
+    return key_before<kWide>(a, b, slab_.data());
+  }
+
+  // Doubles the heap's buffer (its keys kept); throws before changing anything.
   void grow() {
     const std::uint32_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
     if (capacity <= capacity_) throw std::length_error("SerialEventQueue: more than 2^32 events");
-    auto* raw = static_cast<unsigned char*>(
-        ::operator new(sizeof(Key) * std::size_t{capacity}, std::align_val_t{kLine}));
-    Buffer buf(raw);
+    unsigned char* raw = allocate_aligned(sizeof(Key) * std::size_t{capacity});
+    AlignedBuffer buf(raw);
     Key* keys = reinterpret_cast<Key*>(raw);
     if (heap_size_ != 0) std::memcpy(keys, keys_, sizeof(Key) * heap_size_);
     buf_ = std::move(buf);
@@ -640,13 +529,8 @@ class SerialEventQueue {
     capacity_ = capacity;
   }
 
-  struct FreeAligned {
-    void operator()(unsigned char* p) const { ::operator delete(p, std::align_val_t{kLine}); }
-  };
-  using Buffer = std::unique_ptr<unsigned char, FreeAligned>;
-
   // Heap.
-  Buffer buf_;
+  AlignedBuffer buf_;
   Key* keys_ = nullptr;         // the heap, inside buf_
   std::uint32_t heap_size_ = 0;  // keys in the heap
   std::uint32_t capacity_ = 0;  // keys buf_ holds
@@ -673,7 +557,7 @@ class SerialEventQueue {
   std::uint64_t epoch_pops_ = 0;
   double epoch_time_ = 0.0;
   // The current bucket's events, sorted: run_[run_head_, run_end_).
-  Buffer run_buf_;
+  AlignedBuffer run_buf_;
   Key* run_ = nullptr;
   std::uint32_t run_head_ = 0;
   std::uint32_t run_end_ = 0;

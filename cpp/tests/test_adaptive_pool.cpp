@@ -38,6 +38,7 @@
 
 #include "adaptive_pool.hpp"
 #include "builtin_models.hpp"
+#include "check.hpp"
 #include "model_registry.hpp"
 #include "parallel_engine.hpp"
 #include "parallel_executor.hpp"
@@ -46,16 +47,6 @@
 #include "vector_simulation.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
-
-void expect(bool ok, const std::string& what) {
-  if (!ok) fail(what);
-}
 
 seer::StepTiming stalled_step(unsigned threads) {
   seer::StepTiming t;
@@ -85,9 +76,9 @@ seer::StepTiming clean_step(unsigned threads) {
 void test_rule() {
   using seer::AdaptivePool;
   AdaptivePool pool(4);
-  expect(pool.next_threads() == 4, "starts on every thread");
+  CHECK(pool.next_threads() == 4, "starts on every thread");
   for (int i = 0; i < 20; ++i) pool.record(clean_step(4));
-  expect(pool.next_threads() == 4 && pool.reductions() == 0, "clean steps keep every thread");
+  CHECK(pool.next_threads() == 4 && pool.reductions() == 0, "clean steps keep every thread");
 
   // Waiting a lot but never parking (many short rounds) is not a stall,
   // and neither is a parked wait in a step that mostly worked.
@@ -99,21 +90,22 @@ void test_rule() {
     pool.record(short_waits);
     pool.record(mostly_working);
   }
-  expect(pool.next_threads() == 4, "short waits or a small waiting share are no stall");
-  expect(!AdaptivePool::stalled(short_waits) && !AdaptivePool::stalled(mostly_working) &&
-             AdaptivePool::stalled(stalled_step(2)),
-         "stalled()");
+  CHECK(pool.next_threads() == 4, "short waits or a small waiting share are no stall");
+  CHECK(!AdaptivePool::stalled(short_waits) && !AdaptivePool::stalled(mostly_working) &&
+            AdaptivePool::stalled(stalled_step(2)),
+        "stalled()");
 
   // kStallSteps - 1 stalls, a clean step, more stalls: the count restarts.
   for (unsigned i = 0; i + 1 < AdaptivePool::kStallSteps; ++i) pool.record(stalled_step(4));
   pool.record(clean_step(4));
   for (unsigned i = 0; i + 1 < AdaptivePool::kStallSteps; ++i) pool.record(stalled_step(4));
-  expect(pool.next_threads() == 4, "stalls must be consecutive");
+  CHECK(pool.next_threads() == 4, "stalls must be consecutive");
   pool.record(stalled_step(4));
-  expect(pool.next_threads() == 2 && pool.reductions() == 1, "halved after kStallSteps stalls");
-  expect(pool.reason().find("stalled") != std::string::npos, "reason says stalled: " + pool.reason());
+  CHECK(pool.next_threads() == 2 && pool.reductions() == 1, "halved after kStallSteps stalls");
+  CHECK(pool.reason().find("stalled") != std::string::npos,
+        "reason says stalled: " + pool.reason());
   for (unsigned i = 0; i < AdaptivePool::kStallSteps; ++i) pool.record(stalled_step(2));
-  expect(pool.next_threads() == 1 && pool.threads() == 1, "down to one thread");
+  CHECK(pool.next_threads() == 1 && pool.threads() == 1, "down to one thread");
 
   // A severe stall sheds at once; the same share with a single parked wait
   // (one late wake-up) is an ordinary stall.
@@ -121,52 +113,52 @@ void test_rule() {
     AdaptivePool fresh(4);
     seer::StepTiming one_park = severe_step(4);
     one_park.parked_waits = 1;
-    expect(AdaptivePool::stalled(one_park) && !AdaptivePool::severely_stalled(one_park) &&
-               AdaptivePool::severely_stalled(severe_step(2)) &&
-               !AdaptivePool::severely_stalled(stalled_step(2)),
-           "severely_stalled()");
+    CHECK(AdaptivePool::stalled(one_park) && !AdaptivePool::severely_stalled(one_park) &&
+              AdaptivePool::severely_stalled(severe_step(2)) &&
+              !AdaptivePool::severely_stalled(stalled_step(2)),
+          "severely_stalled()");
     fresh.record(one_park);
-    expect(fresh.next_threads() == 4, "one late wake-up does not shed at once");
+    CHECK(fresh.next_threads() == 4, "one late wake-up does not shed at once");
     fresh.record(severe_step(4));
-    expect(fresh.next_threads() == 2 && fresh.reductions() == 1,
-           "a severe stall after a stall halves at once");
-    expect(fresh.reason().find("half the step waiting") != std::string::npos,
-           "reason says why: " + fresh.reason());
+    CHECK(fresh.next_threads() == 2 && fresh.reductions() == 1,
+          "a severe stall after a stall halves at once");
+    CHECK(fresh.reason().find("half the step waiting") != std::string::npos,
+          "reason says why: " + fresh.reason());
     fresh.record(severe_step(2));
-    expect(fresh.next_threads() == 2, "one severe stall alone is noise: no shed");
+    CHECK(fresh.next_threads() == 2, "one severe stall alone is noise: no shed");
     fresh.record(clean_step(2));
     fresh.record(severe_step(2));
-    expect(fresh.next_threads() == 2, "severe stalls apart do not shed");
+    CHECK(fresh.next_threads() == 2, "severe stalls apart do not shed");
     fresh.record(severe_step(2));
-    expect(fresh.next_threads() == 1, "two in a row do: down to one");
+    CHECK(fresh.next_threads() == 1, "two in a row do: down to one");
   }
 
   // Probes: after kFirstProbeInterval steps on one thread, one step on two.
   unsigned interval = AdaptivePool::kFirstProbeInterval;
   for (int probe = 0; probe < 8; ++probe) {
     for (unsigned i = 0; i < interval; ++i) {
-      expect(pool.next_threads() == 1, "no probe before the interval");
+      CHECK(pool.next_threads() == 1, "no probe before the interval");
       pool.record(clean_step(1));
     }
-    expect(pool.next_threads() == 2, "probe after " + std::to_string(interval) + " steps");
+    CHECK(pool.next_threads() == 2, "probe after " + std::to_string(interval) + " steps");
     pool.record(stalled_step(2));  // the machine is still busy
-    expect(pool.threads() == 1, "a stalled probe keeps the reduced count");
+    CHECK(pool.threads() == 1, "a stalled probe keeps the reduced count");
     interval = std::min(AdaptivePool::kMaxProbeInterval, interval * 2);
   }
-  expect(interval == AdaptivePool::kMaxProbeInterval, "the probe interval is capped");
+  CHECK(interval == AdaptivePool::kMaxProbeInterval, "the probe interval is capped");
   for (unsigned i = 0; i < interval; ++i) pool.record(clean_step(1));
-  expect(pool.next_threads() == 2, "probe at the capped interval");
+  CHECK(pool.next_threads() == 2, "probe at the capped interval");
   pool.record(clean_step(2));
-  expect(pool.threads() == 2 && pool.restores() == 1, "a clean probe restores");
-  expect(pool.reason().find("clean") != std::string::npos, "reason says clean: " + pool.reason());
+  CHECK(pool.threads() == 2 && pool.restores() == 1, "a clean probe restores");
+  CHECK(pool.reason().find("clean") != std::string::npos, "reason says clean: " + pool.reason());
   for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) pool.record(clean_step(2));
-  expect(pool.next_threads() == 4, "probe interval restarts after a restore");
+  CHECK(pool.next_threads() == 4, "probe interval restarts after a restore");
   pool.record(clean_step(4));
-  expect(pool.threads() == 4, "back to every thread");
+  CHECK(pool.threads() == 4, "back to every thread");
 
   pool.set_enabled(false);
   for (int i = 0; i < 10; ++i) pool.record(stalled_step(4));
-  expect(pool.next_threads() == 4, "disabled: every thread");
+  CHECK(pool.next_threads() == 4, "disabled: every thread");
 }
 
 // A one-thread step of `events` events taking `wall` ns, `cpu` of them on a CPU
@@ -194,26 +186,26 @@ void test_speed_rules() {
   using seer::AdaptivePool;
   {
     AdaptivePool pool = shed_pool();
-    expect(pool.threads() == 1, "severe stall sheds");
+    CHECK(pool.threads() == 1, "severe stall sheds");
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
       pool.record(serial_step(2000000, 0));  // 2 us per event
     }
-    expect(pool.next_threads() == 2, "probe due");
+    CHECK(pool.next_threads() == 2, "probe due");
     seer::StepTiming probe = stalled_step(2);  // 1 ms, stalled
     probe.events = 1000;                       // 1 us per event: twice as fast
     pool.record(probe);
-    expect(pool.threads() == 2 && pool.restores() == 1, "a stalled probe that ran faster restores");
-    expect(pool.reason().find("beat fewer threads") != std::string::npos,
-           "reason says it beat fewer threads: " + pool.reason());
+    CHECK(pool.threads() == 2 && pool.restores() == 1, "a stalled probe that ran faster restores");
+    CHECK(pool.reason().find("beat fewer threads") != std::string::npos,
+          "reason says it beat fewer threads: " + pool.reason());
     // Stalled but still faster than one thread was a few steps ago: stays.
     seer::StepTiming stalled_but_fast = severe_step(2);
     stalled_but_fast.events = 1000;
     for (int i = 0; i < 10; ++i) pool.record(stalled_but_fast);
-    expect(pool.threads() == 2 && pool.reductions() == 1, "a stall that still pays is kept");
+    CHECK(pool.threads() == 2 && pool.reductions() == 1, "a stall that still pays is kept");
     // Once the one-thread figure is old, a stall sheds again.
     for (unsigned i = 0; i < AdaptivePool::kFreshSteps; ++i) pool.record(clean_step(2));
     for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_but_fast);
-    expect(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
+    CHECK(pool.threads() == 1 && pool.reductions() == 2, "a stale comparison no longer protects");
   }
   {
     // A shed is undone after its check samples (the second and third steps
@@ -225,19 +217,19 @@ void test_speed_rules() {
     stalled_fast.events = 1000;
     for (int i = 0; i < 5; ++i) pool.record(clean_step(2));
     for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_fast);
-    expect(pool.threads() == 1 && pool.reductions() == 1, "two severe stalls shed");
+    CHECK(pool.threads() == 1 && pool.reductions() == 1, "two severe stalls shed");
     pool.record(serial_step(5000000, 0));  // the layout move: 5 us per event, not counted
-    expect(pool.threads() == 1, "no verdict on the first one-thread step");
+    CHECK(pool.threads() == 1, "no verdict on the first one-thread step");
     pool.record(serial_step(50000, 0, 0));  // no events: its cost is per step, no verdict
-    expect(pool.threads() == 1, "no verdict on a step without events");
+    CHECK(pool.threads() == 1, "no verdict on a step without events");
     pool.record(serial_step(2000000, 0));  // 2 us per event
-    expect(pool.threads() == 1, "no verdict on one sample");
+    CHECK(pool.threads() == 1, "no verdict on one sample");
     pool.record(serial_step(3000000, 0));  // 3 us per event: the fastest sample counts
-    expect(pool.threads() == 2 && pool.restores() == 1, "the shed is undone after its samples");
-    expect(pool.reason().find("shed undone: the stalled steps took 50%") != std::string::npos,
-           "reason says so: " + pool.reason());
+    CHECK(pool.threads() == 2 && pool.restores() == 1, "the shed is undone after its samples");
+    CHECK(pool.reason().find("shed undone: the stalled steps took 50%") != std::string::npos,
+          "reason says so: " + pool.reason());
     for (int i = 0; i < 10; ++i) pool.record(stalled_fast);
-    expect(pool.threads() == 2 && pool.reductions() == 1, "the same stalls no longer shed");
+    CHECK(pool.threads() == 2 && pool.reductions() == 1, "the same stalls no longer shed");
   }
   {
     // Stalls that were no faster than one thread: the shed stands until a
@@ -248,10 +240,10 @@ void test_speed_rules() {
     stalled_slow.events = 500;  // 2 us per event
     for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) pool.record(stalled_slow);
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
-      expect(pool.next_threads() == 1, "shed stands: one thread until the probe");
+      CHECK(pool.next_threads() == 1, "shed stands: one thread until the probe");
       pool.record(serial_step(i == 1 ? 9000000 : 2000000, 0));  // 2 us per event (one 9 us)
     }
-    expect(pool.restores() == 0 && pool.next_threads() == 2, "then the probe");
+    CHECK(pool.restores() == 0 && pool.next_threads() == 2, "then the probe");
   }
   {
     // A stalled probe slower per event than the serial loop fails.
@@ -262,7 +254,7 @@ void test_speed_rules() {
     seer::StepTiming probe = stalled_step(2);
     probe.events = 500;  // 2 us per event
     pool.record(probe);
-    expect(pool.threads() == 1, "a stalled, slower probe keeps one thread");
+    CHECK(pool.threads() == 1, "a stalled, slower probe keeps one thread");
   }
 }
 
@@ -275,13 +267,13 @@ void test_busy_probes() {
   AdaptivePool pool = shed_pool();
   const seer::StepTiming busy = serial_step(1000000, 600000);  // 60% on a CPU
   const seer::StepTiming quiet = serial_step(1000000, 990000);
-  expect(!AdaptivePool(2).wants_cpu_time(), "no CPU clock on every thread");
+  CHECK(!AdaptivePool(2).wants_cpu_time(), "no CPU clock on every thread");
   pool.record(busy);
-  expect(pool.wants_cpu_time(), "CPU clock around long one-thread steps");
+  CHECK(pool.wants_cpu_time(), "CPU clock around long one-thread steps");
   // The first probe after a shed runs even while busy (the shed may have been
   // one bad step); it stalls, so later ones are skipped while busy.
   for (unsigned i = 1; i < AdaptivePool::kFirstProbeInterval; ++i) pool.record(busy);
-  expect(pool.next_threads() == 2 && pool.skipped_probes() == 0, "first probe runs while busy");
+  CHECK(pool.next_threads() == 2 && pool.skipped_probes() == 0, "first probe runs while busy");
   pool.record(stalled_step(2));
   unsigned steps = 1, probes = 0;
   while (steps < 2000 && probes == 0) {
@@ -289,37 +281,37 @@ void test_busy_probes() {
     if (probes == 0) pool.record(busy);
     ++steps;
   }
-  expect(pool.skipped_probes() >= 4, "busy one-thread steps skip probes (" +
-                                         std::to_string(pool.skipped_probes()) + " skipped)");
-  expect(probes == 1 && steps > AdaptivePool::kMaxProbeInterval,
-         "the probe at the capped interval runs anyway, after " + std::to_string(steps));
-  expect(pool.reason().find("probe skipped") != std::string::npos,
-         "reason says skipped: " + pool.reason());
+  CHECK(pool.skipped_probes() >= 4, "busy one-thread steps skip probes (" +
+                                        std::to_string(pool.skipped_probes()) + " skipped)");
+  CHECK(probes == 1 && steps > AdaptivePool::kMaxProbeInterval,
+        "the probe at the capped interval runs anyway, after " + std::to_string(steps));
+  CHECK(pool.reason().find("probe skipped") != std::string::npos,
+        "reason says skipped: " + pool.reason());
   pool.record(stalled_step(2));  // it stalled: interval stays capped
-  expect(pool.threads() == 1, "stalled probe");
+  CHECK(pool.threads() == 1, "stalled probe");
   // Skips again (the interval is capped, so the next due probe would run):
   // make the load go away before it is due.
   AdaptivePool again = shed_pool();
   for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) again.record(busy);
   again.record(stalled_step(2));  // the first probe fails
   for (int i = 0; i < 60; ++i) again.record(busy);  // skips at 16 and 48
-  expect(again.skipped_probes() >= 2, "skipped under load");
+  CHECK(again.skipped_probes() >= 2, "skipped under load");
   unsigned until_probe = 0;
   while (again.next_threads() == 1 && until_probe < 100) {
     again.record(quiet);
     ++until_probe;
   }
-  expect(until_probe <= AdaptivePool::kFirstProbeInterval + 1,
-         "after the load went away a probe came in " + std::to_string(until_probe) + " steps");
+  CHECK(until_probe <= AdaptivePool::kFirstProbeInterval + 1,
+        "after the load went away a probe came in " + std::to_string(until_probe) + " steps");
   again.record(clean_step(2));
-  expect(again.threads() == 2, "and restored the pool");
+  CHECK(again.threads() == 2, "and restored the pool");
   // Unmeasured CPU time never skips a probe.
   AdaptivePool unmeasured = shed_pool();
   for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
     unmeasured.record(serial_step(1000000, 0));
   }
-  expect(unmeasured.next_threads() == 2 && unmeasured.skipped_probes() == 0,
-         "no CPU figure: probe on schedule");
+  CHECK(unmeasured.next_threads() == 2 && unmeasured.skipped_probes() == 0,
+        "no CPU figure: probe on schedule");
   // More threads that were faster per event when last measured are probed
   // on schedule even while busy (their stalls paid).
   {
@@ -328,13 +320,13 @@ void test_busy_probes() {
     seer::StepTiming severe = severe_step(2);
     severe.events = 1000;
     for (unsigned i = 0; i < AdaptivePool::kSevereSteps; ++i) paid.record(severe);
-    expect(paid.threads() == 1, "severe stalls shed");
+    CHECK(paid.threads() == 1, "severe stalls shed");
     const seer::StepTiming busy = serial_step(1000000, 500000, 1000);  // 1 us per event
     for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) paid.record(busy);
     seer::StepTiming probe = stalled_step(2);  // 1 us per event: not faster, fails
     probe.events = 1000;
     paid.record(probe);
-    expect(paid.threads() == 1, "probe failed");
+    CHECK(paid.threads() == 1, "probe failed");
     // The load gets heavier: one thread now takes 2 us per event, the last
     // 2-thread step took 1: the next probe runs although busy.
     const seer::StepTiming heavier = serial_step(2000000, 500000, 1000);
@@ -343,8 +335,8 @@ void test_busy_probes() {
       paid.record(heavier);
       ++steps;
     }
-    expect(paid.skipped_probes() == 0 && steps == 2 * AdaptivePool::kFirstProbeInterval,
-           "busy, but 2 threads paid: probe on schedule after " + std::to_string(steps));
+    CHECK(paid.skipped_probes() == 0 && steps == 2 * AdaptivePool::kFirstProbeInterval,
+          "busy, but 2 threads paid: probe on schedule after " + std::to_string(steps));
   }
   // StepClock: CPU time of a busy loop is measured and at most its wall time (plus clock skew).
   seer::StepTiming timed;
@@ -354,8 +346,8 @@ void test_busy_probes() {
     for (std::uint64_t i = 0; i < 3000000; ++i) sink = sink + i;
     clock.stop(timed);
   }
-  expect(timed.cpu_nanos > 0 && timed.wall_nanos > 0 && timed.cpu_nanos <= timed.wall_nanos + 100000,
-         "StepClock measures CPU and wall time");
+  CHECK(timed.cpu_nanos > 0 && timed.wall_nanos > 0 && timed.cpu_nanos <= timed.wall_nanos + 100000,
+        "StepClock measures CPU and wall time");
 }
 
 // many_events: the env counts as too large to move its events into the
@@ -385,25 +377,25 @@ void test_engine(bool many_events) {
     parallel->step(nullptr, nullptr);
     ++step;
     if (parallel->digest() != serial->digest()) {
-      fail("digest differs from serial after step " + std::to_string(step));
+      FAIL("digest differs from serial after step " + std::to_string(step));
     }
   };
   for (; step < 20 && !shed;) {
     one_step();
     shed = parallel->last_step().threads == 1;
   }
-  expect(shed, "a stalled worker did not make the env shed threads");
+  CHECK(shed, "a stalled worker did not make the env shed threads");
   auto& executor = dynamic_cast<seer::ParallelExecutor&>(parallel->executor());
   // A fresh shed is tentative: the next steps run in rounds on one thread.
   one_step();
-  expect(parallel->last_step().threads == 1 && !executor.ran_serial_loop() &&
-             parallel->last_step().rounds > 1,
-         "a tentative shed steps in rounds on one thread");
-  expect(!engine.adaptive().reduction_confirmed(), "a fresh shed is not confirmed");
-  expect(executor.thread_decision().find("1 thread: rounds") != std::string::npos,
-         "decision names the rounds on one thread: " + executor.thread_decision());
-  expect(executor.thread_decision().find("stalled") != std::string::npos,
-         "decision names the stall: " + executor.thread_decision());
+  CHECK(parallel->last_step().threads == 1 && !executor.ran_serial_loop() &&
+            parallel->last_step().rounds > 1,
+        "a tentative shed steps in rounds on one thread");
+  CHECK(!engine.adaptive().reduction_confirmed(), "a fresh shed is not confirmed");
+  CHECK(executor.thread_decision().find("1 thread: rounds") != std::string::npos,
+        "decision names the rounds on one thread: " + executor.thread_decision());
+  CHECK(executor.thread_decision().find("stalled") != std::string::npos,
+        "decision names the stall: " + executor.thread_decision());
   std::printf("  shed to 1 thread after %d steps: %s\n", step, executor.thread_decision().c_str());
   // Still stalled: the probe stalls too, which confirms the shed; from then
   // on one thread runs the serial executor's loop: one pass, no rounds.
@@ -415,25 +407,25 @@ void test_engine(bool many_events) {
   }
   if (many_events) {
     // Confirmed, but too many events to move: rounds on one thread, as before.
-    expect(confirmed, "a stalled probe did not confirm the shed");
+    CHECK(confirmed, "a stalled probe did not confirm the shed");
     one_step();
-    expect(!executor.ran_serial_loop() && parallel->last_step().threads == 1 &&
-               parallel->last_step().rounds > 1,
-           "a confirmed shed of many events steps in rounds on one thread");
-    expect(executor.thread_decision().find("too many events to move") != std::string::npos,
-           "decision says why there is no serial loop: " + executor.thread_decision());
+    CHECK(!executor.ran_serial_loop() && parallel->last_step().threads == 1 &&
+              parallel->last_step().rounds > 1,
+          "a confirmed shed of many events steps in rounds on one thread");
+    CHECK(executor.thread_decision().find("too many events to move") != std::string::npos,
+          "decision says why there is no serial loop: " + executor.thread_decision());
     std::printf("  many events, confirmed shed: %s\n", executor.thread_decision().c_str());
     engine.set_stall_for_testing(0, std::chrono::microseconds(0));
     for (int i = 0; i < 5; ++i) one_step();
     return;
   }
-  expect(confirmed, "a stalled probe did not move the env to the serial loop");
-  expect(engine.adaptive().reduction_confirmed(), "the serial loop runs on a confirmed shed");
-  expect(parallel->last_step().threads == 1 && parallel->last_step().rounds == 1,
-         "the serial loop is one pass on one thread");
-  expect(executor.thread_decision().find("serial loop") != std::string::npos &&
-             executor.thread_decision().find("probe stalled") != std::string::npos,
-         "decision names the failed probe and the serial loop: " + executor.thread_decision());
+  CHECK(confirmed, "a stalled probe did not move the env to the serial loop");
+  CHECK(engine.adaptive().reduction_confirmed(), "the serial loop runs on a confirmed shed");
+  CHECK(parallel->last_step().threads == 1 && parallel->last_step().rounds == 1,
+        "the serial loop is one pass on one thread");
+  CHECK(executor.thread_decision().find("serial loop") != std::string::npos &&
+            executor.thread_decision().find("probe stalled") != std::string::npos,
+        "decision names the failed probe and the serial loop: " + executor.thread_decision());
   // Still stalled: probes fail, the env stays on one thread mostly.
   for (int i = 0; i < 12; ++i) one_step();
   engine.set_stall_for_testing(0, std::chrono::microseconds(0));
@@ -447,16 +439,16 @@ void test_engine(bool many_events) {
     probed = probed || parallel->last_step().threads == 2;
     back = engine.adaptive().threads() == 2;
     if (parallel->last_step().threads == 2 && parallel->last_step().parked_waits == 0) {
-      expect(back, "a probe without parked waits must restore two threads");
+      CHECK(back, "a probe without parked waits must restore two threads");
     }
   }
-  expect(probed, "no probe on two threads after the stall ended");
+  CHECK(probed, "no probe on two threads after the stall ended");
   if (back) {
     one_step();  // restored: this step runs in rounds on the per-entity queues
-    expect(!executor.ran_serial_loop() && parallel->last_step().threads == 2,
-           "restored steps run in rounds, not the serial loop");
-    expect(executor.thread_decision().find("serial loop") == std::string::npos,
-           "a restored pool no longer reports the serial loop: " + executor.thread_decision());
+    CHECK(!executor.ran_serial_loop() && parallel->last_step().threads == 2,
+          "restored steps run in rounds, not the serial loop");
+    CHECK(executor.thread_decision().find("serial loop") == std::string::npos,
+          "a restored pool no longer reports the serial loop: " + executor.thread_decision());
   }
   std::printf("  after the stall: %s at step %d: %s\n", back ? "back to 2 threads" : "still 1",
               step, parallel->executor().thread_decision().c_str());
@@ -492,15 +484,15 @@ void test_boundary_waits() {
       std::this_thread::yield();
     }
   });
-  expect(worker_in.load(), "the worker took part in the region");
+  CHECK(worker_in.load(), "the worker took part in the region");
   sim.step(nullptr, nullptr);
   const seer::StepTiming& t = engine.last_timing();
   const auto late = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(kLate).count());
-  expect(t.threads == 2 && t.boundary_nanos >= late, "the region's wall time joins the next step");
-  expect(t.wait_nanos >= late && t.parked_waits >= 1,
-         "the caller's wait for the late worker counts (" + std::to_string(t.wait_nanos) +
-             " ns, " + std::to_string(t.parked_waits) + " parked)");
+  CHECK(t.threads == 2 && t.boundary_nanos >= late, "the region's wall time joins the next step");
+  CHECK(t.wait_nanos >= late && t.parked_waits >= 1,
+        "the caller's wait for the late worker counts (" + std::to_string(t.wait_nanos) + " ns, " +
+            std::to_string(t.parked_waits) + " parked)");
 }
 
 // A vector env on one shared engine: shed to one thread, every instance runs
@@ -532,12 +524,12 @@ void test_vector() {
   auto one_step = [&] {
     for (auto& r : refs) r->step(nullptr, nullptr);
     for (const auto& error : vec.step(nullptr, nullptr, modes.data(), seeds.data())) {
-      if (error) fail("vector step failed at step " + std::to_string(step));
+      if (error) FAIL("vector step failed at step " + std::to_string(step));
     }
     ++step;
     for (std::size_t i = 0; i < kEnvs; ++i) {
       if (vec.at(i).digest() != refs[i]->digest()) {
-        fail("instance " + std::to_string(i) + " differs from serial after step " +
+        FAIL("instance " + std::to_string(i) + " differs from serial after step " +
              std::to_string(step));
       }
     }
@@ -548,13 +540,13 @@ void test_vector() {
     one_step();
     shed = engine.adaptive().threads() == 1;
   }
-  expect(shed, "a stalled vector env did not shed to one thread");
+  CHECK(shed, "a stalled vector env did not shed to one thread");
   one_step();  // tentative: the batch steps in rounds on one thread
   for (std::size_t i = 0; i < kEnvs; ++i) {
     auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
-    expect(!executor.ran_serial_loop() && vec.at(i).last_step().threads == 1 &&
-               vec.at(i).last_step().rounds > 1,
-           "every instance steps in rounds on one thread after a fresh shed");
+    CHECK(!executor.ran_serial_loop() && vec.at(i).last_step().threads == 1 &&
+              vec.at(i).last_step().rounds > 1,
+          "every instance steps in rounds on one thread after a fresh shed");
   }
   // The stalled probe confirms the shed: every instance's serial loop in turn.
   for (int i = 0; i < 4 * static_cast<int>(seer::AdaptivePool::kFirstProbeInterval) && !serial_loop;
@@ -562,18 +554,18 @@ void test_vector() {
     one_step();
     serial_loop = dynamic_cast<seer::ParallelExecutor&>(vec.at(0).executor()).ran_serial_loop();
   }
-  expect(serial_loop, "a stalled probe did not move the vector env to the serial loops");
+  CHECK(serial_loop, "a stalled probe did not move the vector env to the serial loops");
   for (std::size_t i = 0; i < kEnvs; ++i) {
     auto& executor = dynamic_cast<seer::ParallelExecutor&>(vec.at(i).executor());
-    expect(executor.ran_serial_loop() && vec.at(i).last_step().rounds == 1,
-           "every instance runs its serial loop on one thread");
+    CHECK(executor.ran_serial_loop() && vec.at(i).last_step().rounds == 1,
+          "every instance runs its serial loop on one thread");
   }
   engine.set_stall_for_testing(0, std::chrono::microseconds(0));
   for (int i = 0; i < 40 && !rounds_again; ++i) {
     one_step();
     rounds_again = vec.at(0).last_step().threads == 2;
   }
-  expect(rounds_again, "no probe in rounds after the stall ended");
+  CHECK(rounds_again, "no probe in rounds after the stall ended");
   for (int i = 0; i < 5; ++i) one_step();
   std::printf("  vector env: rounds on one thread, serial loops once confirmed, rounds on the probe; "
               "%d steps\n",
@@ -591,7 +583,5 @@ int main() {
   test_engine(true);
   test_boundary_waits();
   test_vector();
-  if (failures != 0) return EXIT_FAILURE;
-  std::printf("adaptive pool: all cases passed\n");
-  return EXIT_SUCCESS;
+  return check::report("test_adaptive_pool");
 }

@@ -6,18 +6,10 @@
 #include <vector>
 
 #include "aircraft/spatial_grid.hpp"
+#include "check.hpp"
 #include "seer/rng.hpp"
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "FAILED: %s\n", what);
-    ++failures;
-  }
-}
 
 }  // namespace
 
@@ -53,11 +45,10 @@ int main() {
           if (!in[i] && seen[i] != 0) only_in = false;
         }
       }
-      expect(superset, "every point within the radius is visited");
-      expect(unique, "no point is visited twice");
-      expect(only_in, "left-out points are never visited");
+      CHECK(superset, "every point within the radius is visited");
+      CHECK(unique, "no point is visited twice");
+      CHECK(only_in, "left-out points are never visited");
     }
   }
-  if (failures == 0) std::printf("test_aircraft_grid: all passed\n");
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return check::report("test_aircraft_grid");
 }

@@ -15,18 +15,10 @@
 #include <thread>
 
 #include "background_worker.hpp"
+#include "check.hpp"
 #include "seer/errors.hpp"
 
 namespace {
-
-int failures = 0;
-
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s\n", what);
-    ++failures;
-  }
-}
 
 void rounds() {
   seer::BackgroundWorker worker;
@@ -39,12 +31,12 @@ void rounds() {
       output = input * 2;
       off_thread = off_thread && std::this_thread::get_id() != caller;
     });
-    check(worker.in_flight(), "in_flight after submit");
+    CHECK(worker.in_flight(), "in_flight after submit");
     worker.wait();
-    check(!worker.in_flight(), "not in_flight after wait");
-    check(output == 2L * i, "job's write seen after wait");
+    CHECK(!worker.in_flight(), "not in_flight after wait");
+    CHECK(output == 2L * i, "job's write seen after wait");
   }
-  check(off_thread, "jobs run off the caller's thread");
+  CHECK(off_thread, "jobs run off the caller's thread");
 }
 
 void call_order() {
@@ -60,7 +52,7 @@ void call_order() {
   } catch (const seer::CallOrderError&) {
     threw = true;
   }
-  check(threw, "second submit while in flight throws CallOrderError");
+  CHECK(threw, "second submit while in flight throws CallOrderError");
   release.store(true);
   worker.wait();
 }
@@ -77,11 +69,11 @@ void stop_and_destroy() {
       done.store(1);
     });
     worker.stop();  // waits for the job, joins
-    check(done.load() == 1, "stop() waits for the job in flight");
-    check(!worker.in_flight(), "not in_flight after stop");
+    CHECK(done.load() == 1, "stop() waits for the job in flight");
+    CHECK(!worker.in_flight(), "not in_flight after stop");
     worker.submit([&] { done.store(2); });  // a new thread
     worker.wait();
-    check(done.load() == 2, "submit after stop runs");
+    CHECK(done.load() == 2, "submit after stop runs");
   }
   std::atomic<int> done{0};
   {
@@ -91,7 +83,7 @@ void stop_and_destroy() {
       done.store(1);
     });
   }  // destructor with a job in flight
-  check(done.load() == 1, "destructor waits for the job in flight");
+  CHECK(done.load() == 1, "destructor waits for the job in flight");
 }
 
 }  // namespace
@@ -100,6 +92,5 @@ int main() {
   rounds();
   call_order();
   stop_and_destroy();
-  if (failures == 0) std::printf("background worker: all checks passed\n");
-  return failures == 0 ? 0 : 1;
+  return check::report("test_background_worker");
 }

@@ -12,15 +12,16 @@
 // seer_handler_stop_requested() (as numba's polled loops do) stops when the
 // step is interrupted, as Interrupted.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <chrono>
-#include <thread>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "check.hpp"
 #include "comparison_executors.hpp"
 #include "compiled_model.hpp"
 #include "dispatcher.hpp"
@@ -29,12 +30,6 @@
 #include "simulation.hpp"
 
 namespace {
-
-int failures = 0;
-
-void check(bool ok, const std::string& what) {
-  if (!ok && ++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 constexpr std::uint32_t kEntities = 40;
 constexpr double kLookahead = 0.25;
@@ -223,12 +218,12 @@ void expect_failure(std::int64_t mode, const std::string& needle, const std::str
       const auto actions = actions_for(k);
       sim.step(actions.data(), nullptr);
     }
-    check(false, name + ": no exception");
+    CHECK(false, name + ": no exception");
   } catch (const Error& error) {
     const std::string what = error.what();
-    check(what.find(needle) != std::string::npos, name + ": message '" + what + "'");
-    check(error.kind == "TOKEN", name + ": kind " + error.kind);
-    check(error.time > 1.0, name + ": time");
+    CHECK(what.find(needle) != std::string::npos, name + ": message '" + what + "'");
+    CHECK(error.kind == "TOKEN", name + ": kind " + error.kind);
+    CHECK(error.time > 1.0, name + ": time");
   }
 }
 
@@ -241,11 +236,11 @@ void expect_boundary_failure(unsigned threads) {
   seer::Simulation sim(make_model(kFailObserve), options);
   try {
     sim.reset(3);
-    check(false, name + ": no exception");
+    CHECK(false, name + ": no exception");
   } catch (const seer::HandlerError& error) {
     const std::string what = error.what();
-    check(what.find("observe(13)") != std::string::npos, name + ": message '" + what + "'");
-    check(error.entity == kFailingAgent && error.kind == "observe",
+    CHECK(what.find("observe(13)") != std::string::npos, name + ": message '" + what + "'");
+    CHECK(error.entity == kFailingAgent && error.kind == "observe",
           name + ": entity " + std::to_string(error.entity) + ", kind " + error.kind);
   }
 }
@@ -261,15 +256,15 @@ void expect_failure_inside_a_range() {
   const seer::Outputs out{obs.data(), rewards.data(), flags.data(), flags.data() + n, nullptr};
   try {
     model->write_outputs(10, 20, out);
-    check(false, "range failure: no exception");
+    CHECK(false, "range failure: no exception");
   } catch (const seer::HandlerError& error) {
-    check(error.entity == kFailingAgent, "range failure: entity " + std::to_string(error.entity));
+    CHECK(error.entity == kFailingAgent, "range failure: entity " + std::to_string(error.entity));
   }
   // No terminated/truncated hooks: their rows are zeroed.
   const auto fine = make_model(kFine);
   fine->reset_states();
   fine->write_outputs(4, 9, out);
-  check(std::count(flags.begin(), flags.end(), 0) == 10, "flags of a range without hooks");
+  CHECK(std::count(flags.begin(), flags.end(), 0) == 10, "flags of a range without hooks");
 }
 
 // A handler that loops until its step is stopped: request_interrupt() from
@@ -290,20 +285,20 @@ void expect_interrupt(unsigned threads) {
       const auto actions = actions_for(k);
       sim.step(actions.data(), nullptr);
     }
-    check(false, name + ": no exception");
+    CHECK(false, name + ": no exception");
   } catch (const seer::Interrupted& error) {
     const std::string what = error.what();
     // On one thread the spinning handler reports it; on more, another worker
     // may stop first, before its next handler.
     const bool named = what.find("inside entity") != std::string::npos &&
                        what.find("compiled on_event") != std::string::npos;
-    check(what.rfind("interrupted: ", 0) == 0 && (threads > 1 || named),
+    CHECK(what.rfind("interrupted: ", 0) == 0 && (threads > 1 || named),
           name + ": message '" + what + "'");
   }
   stopper.join();
-  check(seer::Dispatcher::stops_in_progress().load() == 1, name + ": stop not counted");
+  CHECK(seer::Dispatcher::stops_in_progress().load() == 1, name + ": stop not counted");
   sim.reset(4);
-  check(seer::Dispatcher::stops_in_progress().load() == 0, name + ": stop still counted");
+  CHECK(seer::Dispatcher::stops_in_progress().load() == 0, name + ": stop still counted");
 }
 
 }  // namespace
@@ -319,11 +314,11 @@ int main() {
   for (const auto& c : cases) {
     const Trace t = run(c.executor, c.threads, steps);
     const std::string name = std::string(c.executor) + " x" + std::to_string(c.threads);
-    check(t.digests == serial.digests, name + ": digests differ from serial");
-    check(std::memcmp(t.observations.data(), serial.observations.data(),
+    CHECK(t.digests == serial.digests, name + ": digests differ from serial");
+    CHECK(std::memcmp(t.observations.data(), serial.observations.data(),
                       t.observations.size() * sizeof(float)) == 0,
           name + ": observations differ");
-    check(t.rewards == serial.rewards, name + ": rewards differ");
+    CHECK(t.rewards == serial.rewards, name + ": rewards differ");
   }
   expect_failure<seer::HandlerError>(kFail, "compiled handler on_event failed", "failing handler");
   expect_failure<seer::ContractViolation>(kEarly, "before now + lookahead", "early schedule");
@@ -333,6 +328,5 @@ int main() {
   expect_failure_inside_a_range();
   expect_interrupt(1);
   expect_interrupt(2);
-  if (failures == 0) std::printf("test_compiled_model: OK\n");
-  return failures == 0 ? 0 : 1;
+  return check::report("test_compiled_model");
 }

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "check.hpp"
 #include "executive_list.hpp"
 
 namespace {
@@ -40,14 +41,6 @@ namespace {
 constexpr unsigned kThreads = 8;
 constexpr unsigned kRounds = 600;
 constexpr std::uint32_t kN = 3000;  // capacity and id range
-
-std::atomic<int> failures{0};
-
-void fail(const char* what, unsigned long long a = 0, unsigned long long b = 0) {
-  if (failures.fetch_add(1, std::memory_order_relaxed) < 20) {
-    std::fprintf(stderr, "FAILED: %s (%llu, %llu)\n", what, a, b);
-  }
-}
 
 // A plain blocking barrier; `on_last` runs alone, before anyone is released.
 class TestBarrier {
@@ -106,11 +99,13 @@ void check_after_push_a(const std::vector<PerThread>& t, const seer::ExecutiveLi
   const auto accepted = tally(t, &PerThread::accepted_a);
   std::size_t expected = 0;
   for (std::uint32_t id = 0; id < kN; ++id) {
-    if (accepted[id] > 1) fail("A: id accepted more than once", id, accepted[id]);
-    if (attempted[id] > 0 && accepted[id] != 1) fail("A: id pushed but not accepted exactly once", id, accepted[id]);
+    if (accepted[id] > 1) FAIL("A: id accepted more than once", id, accepted[id]);
+    if (attempted[id] > 0 && accepted[id] != 1)
+      FAIL("A: id pushed but not accepted exactly once", id, accepted[id]);
     expected += accepted[id];
   }
-  if (list.size_approx() != expected) fail("A: size_approx() != accepted", list.size_approx(), expected);
+  if (list.size_approx() != expected)
+    FAIL("A: size_approx() != accepted", list.size_approx(), expected);
 }
 
 void check_pops(const std::vector<PerThread>& t, std::vector<seer::EntityId> PerThread::*accepted_m,
@@ -119,9 +114,9 @@ void check_pops(const std::vector<PerThread>& t, std::vector<seer::EntityId> Per
   const auto accepted = tally(t, accepted_m);
   const auto popped = tally(t, popped_m);
   for (std::uint32_t id = 0; id < kN; ++id) {
-    if (popped[id] != accepted[id]) fail(what, id, popped[id]);
+    if (popped[id] != accepted[id]) FAIL(what, id, popped[id]);
   }
-  if (list.size_approx() != 0) fail("size_approx() != 0 after popping everything");
+  if (list.size_approx() != 0) FAIL("size_approx() != 0 after popping everything");
 }
 
 void check_after_push_b(const std::vector<PerThread>& t) {
@@ -129,9 +124,9 @@ void check_after_push_b(const std::vector<PerThread>& t) {
   const auto attempted_b = tally(t, &PerThread::attempted_b);
   const auto accepted_b = tally(t, &PerThread::accepted_b);
   for (std::uint32_t id = 0; id < kN; ++id) {
-    if (accepted_b[id] > 1) fail("B: id accepted more than once", id, accepted_b[id]);
+    if (accepted_b[id] > 1) FAIL("B: id accepted more than once", id, accepted_b[id]);
     if (accepted_a[id] == 0 && attempted_b[id] > 0 && accepted_b[id] != 1) {
-      fail("B: idle id pushed but not accepted exactly once", id, accepted_b[id]);
+      FAIL("B: idle id pushed but not accepted exactly once", id, accepted_b[id]);
     }
   }
 }
@@ -151,7 +146,7 @@ void push_all(seer::ExecutiveList& list, unsigned me, std::mt19937_64& rng,
     const std::size_t n = std::min<std::size_t>(1 + rng() % 32, ids.size() - i);
     std::copy(ids.begin() + i, ids.begin() + i + n, buffer);
     const std::size_t kept = list.push_batch(buffer, n);
-    if (kept > n) fail("push_batch() kept more than it was given", kept, n);
+    if (kept > n) FAIL("push_batch() kept more than it was given", kept, n);
     accepted.insert(accepted.end(), buffer, buffer + kept);
     i += n;
   }
@@ -170,7 +165,7 @@ void pop_all(seer::ExecutiveList& list, unsigned me, std::mt19937_64& rng,
     const seer::EntityId* first = nullptr;
     const std::size_t n = list.pop_batch(max, &first);
     if (n == 0) return;
-    if (n > max) fail("pop_batch() returned more than max", n, max);
+    if (n > max) FAIL("pop_batch() returned more than max", n, max);
     popped.insert(popped.end(), first, first + n);
   }
 }
@@ -190,9 +185,9 @@ void worker(unsigned me, seer::ExecutiveList& list, TestBarrier& barrier,
     mine.popped_a.clear();
     seer::EntityId e;
     pop_all(list, me, rng, mine.popped_a);
-    if (list.pop(e)) fail("pop() succeeded after returning false");
+    if (list.pop(e)) FAIL("pop() succeeded after returning false");
     const seer::EntityId* first = nullptr;
-    if (list.pop_batch(4, &first) != 0) fail("pop_batch() succeeded after the list emptied");
+    if (list.pop_batch(4, &first) != 0) FAIL("pop_batch() succeeded after the list emptied");
     barrier.wait([&] {
       check_pops(t, &PerThread::accepted_a, &PerThread::popped_a, "A: popped != accepted", list);
       // The protocol: reset() between a round's pops and the next pushes
@@ -228,15 +223,15 @@ void worker(unsigned me, seer::ExecutiveList& list, TestBarrier& barrier,
       // Everything is idle again: a single thread can claim every id once.
       list.reset();
       for (std::uint32_t id = 0; id < kN; ++id) {
-        if (!list.push(id)) fail("id still queued after done()", id, round);
-        if (list.push(id)) fail("id accepted twice in a row", id, round);
+        if (!list.push(id)) FAIL("id still queued after done()", id, round);
+        if (list.push(id)) FAIL("id accepted twice in a row", id, round);
       }
       std::uint32_t n = 0;
       while (list.pop(e)) {
         list.done(e);
         ++n;
       }
-      if (n != kN) fail("sequential pops != pushes", n, kN);
+      if (n != kN) FAIL("sequential pops != pushes", n, kN);
       list.reset();
     });
   }
@@ -254,7 +249,7 @@ void sliced_lists_round_trip() {
   std::vector<std::unique_ptr<seer::ExecutiveList>> lists;
   for (unsigned w = 0; w < kOwners; ++w) {
     lists.push_back(std::make_unique<seer::ExecutiveList>(kSlice, w * kSlice));
-    if (lists[w]->first_id() != w * kSlice) fail("first_id()", lists[w]->first_id(), w * kSlice);
+    if (lists[w]->first_id() != w * kSlice) FAIL("first_id()", lists[w]->first_id(), w * kSlice);
   }
   std::vector<std::atomic<std::uint32_t>> popped(kOwners * kSlice);
   std::vector<std::atomic<std::uint32_t>> pushed(kOwners * kSlice);
@@ -270,7 +265,7 @@ void sliced_lists_round_trip() {
         if (rng() % 3 == 0) ids.push_back(me * kSlice + k);
       }
       const std::size_t n = ids.size();
-      if (lists[me]->push_batch(ids.data(), n) != n) fail("sliced: push_batch lost ids", me, round);
+      if (lists[me]->push_batch(ids.data(), n) != n) FAIL("sliced: push_batch lost ids", me, round);
       for (std::size_t k = 0; k < n; ++k) pushed[ids[k]].fetch_add(1);
       lists[me]->seal();
       for (unsigned k = 0; k < kOwners; ++k) {
@@ -281,7 +276,7 @@ void sliced_lists_round_trip() {
           for (std::size_t j = 0; j < got; ++j) {
             const seer::EntityId id = first[j];
             if (id < list.first_id() || id >= list.first_id() + kSlice) {
-              fail("sliced: popped an id outside the list's slice", id, round);
+              FAIL("sliced: popped an id outside the list's slice", id, round);
               continue;
             }
             popped[id].fetch_add(1);
@@ -292,13 +287,13 @@ void sliced_lists_round_trip() {
       barrier.wait([&] {
         for (std::uint32_t id = 0; id < kOwners * kSlice; ++id) {
           if (popped[id].load() != pushed[id].load()) {
-            fail("sliced: popped count != pushed count", id, round);
+            FAIL("sliced: popped count != pushed count", id, round);
           }
         }
         for (auto& list : lists) {
-          if (list->sealed() == false) fail("sliced: list unsealed before reset", round);
+          if (list->sealed() == false) FAIL("sliced: list unsealed before reset", round);
           list->reset();
-          if (list->sealed()) fail("sliced: reset() left the list sealed", round);
+          if (list->sealed()) FAIL("sliced: reset() left the list sealed", round);
         }
       });
     }
@@ -314,9 +309,9 @@ int main() {
   sliced_lists_round_trip();
 
   seer::ExecutiveList list(kN);
-  if (list.capacity() != kN) fail("capacity()", list.capacity(), kN);
+  if (list.capacity() != kN) FAIL("capacity()", list.capacity(), kN);
   seer::EntityId e;
-  if (list.pop(e)) fail("pop() on a new list succeeded");
+  if (list.pop(e)) FAIL("pop() on a new list succeeded");
   list.reset();
 
   TestBarrier barrier(kThreads);
@@ -327,12 +322,6 @@ int main() {
   }
   for (auto& t : threads) t.join();
 
-  const int f = failures.load();
-  if (f == 0) {
-    std::printf("test_executive_list: all passed (%u threads, %u rounds, %u ids)\n", kThreads,
-                kRounds, kN);
-  } else {
-    std::fprintf(stderr, "test_executive_list: %d failure(s)\n", f);
-  }
-  return f == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  std::printf("test_executive_list: %u threads, %u rounds, %u ids\n", kThreads, kRounds, kN);
+  return check::report("test_executive_list");
 }

@@ -10,17 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "check.hpp"
 #include "key_order.hpp"
 
 namespace {
 
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
-
-void check(std::uint64_t seed, std::size_t n, int time_kinds) {
+void check_sorted(std::uint64_t seed, std::size_t n, int time_kinds) {
   std::mt19937_64 rng(seed);
   const double special[] = {0.0, -0.0, 5e-324, 1e-300, 1.0, 1.5, 3600.0, 1e300};
   std::vector<seer::Event> events(n);
@@ -42,17 +37,17 @@ void check(std::uint64_t seed, std::size_t n, int time_kinds) {
   seer::sort_by_key(got);
   const std::string where = "seed " + std::to_string(seed) + ", n " + std::to_string(n) +
                             ", times " + std::to_string(time_kinds);
-  if (got.size() != want.size()) return fail(where + ": size changed");
+  if (got.size() != want.size()) return FAIL(where + ": size changed");
   for (std::size_t i = 0; i < n; ++i) {
     // Equal keys (same time, source and seq) may come in either order.
     if (seer::key_less(*got[i], *want[i]) || seer::key_less(*want[i], *got[i])) {
-      return fail(where + ": differs at " + std::to_string(i));
+      return FAIL(where + ": differs at " + std::to_string(i));
     }
   }
   std::vector<const seer::Event*> sorted_got = got, sorted_want = want;
   std::sort(sorted_got.begin(), sorted_got.end());
   std::sort(sorted_want.begin(), sorted_want.end());
-  if (sorted_got != sorted_want) fail(where + ": not a permutation of the input");
+  if (sorted_got != sorted_want) FAIL(where + ": not a permutation of the input");
 }
 
 }  // namespace
@@ -60,8 +55,7 @@ void check(std::uint64_t seed, std::size_t n, int time_kinds) {
 int main() {
   std::uint64_t seed = 1;
   for (std::size_t n : {0, 1, 2, 3, 255, 256, 257, 1000, 100000}) {
-    for (int kinds = 0; kinds < 3; ++kinds) check(seed++, n, kinds);
+    for (int kinds = 0; kinds < 3; ++kinds) check_sorted(seed++, n, kinds);
   }
-  if (failures == 0) std::printf("test_key_order: all passed\n");
-  return failures == 0 ? 0 : 1;
+  return check::report("test_key_order");
 }

@@ -33,6 +33,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "check.hpp"
 #include "local_queue.hpp"
 #include "seer/event.hpp"
 
@@ -45,15 +46,6 @@ constexpr unsigned kEventsPerProducerPerRound = 3000;
 constexpr std::uint64_t kTotalPerProducer =
     static_cast<std::uint64_t>(kRounds) * kEventsPerProducerPerRound;
 constexpr std::uint64_t kPayloadMagic = 0x9e3779b97f4a7c15ULL;
-
-std::atomic<int> failures{0};
-
-void fail(const char* what, unsigned long long a = 0, unsigned long long b = 0) {
-  // Report the first few failures only; the count says how many there were.
-  if (failures.fetch_add(1, std::memory_order_relaxed) < 20) {
-    std::fprintf(stderr, "FAILED: %s (%llu, %llu)\n", what, a, b);
-  }
-}
 
 struct Payload {
   std::uint64_t check;  // source/seq checksum: catches torn or mixed copies
@@ -93,10 +85,10 @@ std::atomic<std::uint64_t> completed[kProducers];
 
 void check_event(const seer::Event& e, unsigned q) {
   const Payload& p = e.as<Payload>();
-  if (e.target != q) fail("event delivered to the wrong queue", e.target, q);
-  if (e.source >= kProducers || e.seq >= kTotalPerProducer) fail("bad id", e.source, e.seq);
+  if (e.target != q) FAIL("event delivered to the wrong queue", e.target, q);
+  if (e.source >= kProducers || e.seq >= kTotalPerProducer) FAIL("bad id", e.source, e.seq);
   if (p.seq != e.seq || p.check != ((e.source * kPayloadMagic) ^ e.seq)) {
-    fail("corrupted payload", e.source, e.seq);
+    FAIL("corrupted payload", e.source, e.seq);
   }
 }
 
@@ -110,8 +102,9 @@ void pop_batch(seer::LocalQueue& queue, Consumer& c, unsigned q, std::size_t lim
     seer::EventNode* node = queue.pop();
     const seer::Event e = node->event;
     c.pool.release(node);  // as a worker does once the event is handled
-    if (e.time != top_time) fail("pop() differs from top_time()");
-    if (have_last && !seer::key_less(last, e)) fail("heap popped out of key order", e.source, e.seq);
+    if (e.time != top_time) FAIL("pop() differs from top_time()");
+    if (have_last && !seer::key_less(last, e))
+      FAIL("heap popped out of key order", e.source, e.seq);
     check_event(e, q);
     const std::uint64_t id = id_of(e);
     if (id < c.count.size()) ++c.count[id];
@@ -121,7 +114,7 @@ void pop_batch(seer::LocalQueue& queue, Consumer& c, unsigned q, std::size_t lim
     have_last = true;
   }
   if (have_last && !queue.empty_local() && !seer::key_less(last, queue.top())) {
-    fail("heap top precedes an event already popped");
+    FAIL("heap top precedes an event already popped");
   }
 }
 
@@ -172,7 +165,7 @@ void check_bound_before_drain(const seer::LocalQueue& queue, unsigned q) {
   const double bound = queue.inbox_bound();
   queue.for_each([&](const seer::Event& e) {
     if (e.source < kProducers && e.seq < done[e.source] && !(bound <= e.time)) {
-      fail("inbox_bound() above a completed push still in the inbox", e.seq, q);
+      FAIL("inbox_bound() above a completed push still in the inbox", e.seq, q);
     }
   });
 }
@@ -215,7 +208,7 @@ void producer_main(seer::LocalQueue* queues, CountingProducerPool& pool, unsigne
     // No drain overlapped [push, read]: only lowering CASes touched the bound
     // since ours, so it must be <= our time.
     if (epoch_before == epoch_after && epoch_before % 2 == 0 && !(bound <= time)) {
-      fail("inbox_bound() above a time just pushed", seq, p);
+      FAIL("inbox_bound() above a time just pushed", seq, p);
     }
     completed[p].store(seq + 1, std::memory_order_release);
     if ((i & 127) == 0) std::this_thread::yield();
@@ -248,10 +241,10 @@ void test_reuse_right_after_push() {
     while (pushed.load(std::memory_order_relaxed) != i + 1) std::this_thread::yield();
     queue.drain();
     if (queue.empty_local()) {
-      fail("handoff: event lost", i);
+      FAIL("handoff: event lost", i);
     } else {
       seer::EventNode* node = queue.pop();  // the node just drained
-      if (node->event.seq != static_cast<std::uint64_t>(i)) fail("handoff: wrong event", i);
+      if (node->event.seq != static_cast<std::uint64_t>(i)) FAIL("handoff: wrong event", i);
       poison(node->event);
       consumer_pool.release(node);
     }
@@ -274,19 +267,19 @@ void test_published_top() {
     e.seq = seq;
     return e;
   };
-  if (queue.earliest() != inf || queue.published_top() != inf) fail("new queue: earliest not +inf");
+  if (queue.earliest() != inf || queue.published_top() != inf) FAIL("new queue: earliest not +inf");
   queue.push_local(event_at(5.0, 1), pool);
   queue.push_local(event_at(3.0, 2), pool);
-  if (queue.earliest() != inf) fail("earliest moved before publish_top()");
+  if (queue.earliest() != inf) FAIL("earliest moved before publish_top()");
   queue.publish_top();
-  if (queue.earliest() != 3.0 || queue.published_top() != 3.0) fail("earliest != heap top");
-  if (queue.top_address() == nullptr || queue.top_address()->seq != 2) fail("top_address()");
+  if (queue.earliest() != 3.0 || queue.published_top() != 3.0) FAIL("earliest != heap top");
+  if (queue.top_address() == nullptr || queue.top_address()->seq != 2) FAIL("top_address()");
   seer::EventNode* node = pool.allocate();
   node->event = event_at(2.0, 3);
   queue.push_remote(node);
-  if (queue.earliest() != 2.0) fail("earliest ignores the inbox bound");
+  if (queue.earliest() != 2.0) FAIL("earliest ignores the inbox bound");
   queue.drain();  // the inbox bound resets; the heap now holds 2.0, not yet copied
-  if (queue.earliest() != 3.0) fail("earliest after drain, before publish_top()");
+  if (queue.earliest() != 3.0) FAIL("earliest after drain, before publish_top()");
   queue.publish_top();
   auto pop_seq = [&] {
     seer::EventNode* n = queue.pop();
@@ -294,10 +287,10 @@ void test_published_top() {
     pool.release(n);
     return seq;
   };
-  if (queue.earliest() != 2.0 || pop_seq() != 3) fail("earliest after drain and publish_top()");
-  if (pop_seq() != 2 || pop_seq() != 1) fail("heap pops out of key order");
+  if (queue.earliest() != 2.0 || pop_seq() != 3) FAIL("earliest after drain and publish_top()");
+  if (pop_seq() != 2 || pop_seq() != 1) FAIL("heap pops out of key order");
   queue.publish_top();
-  if (queue.earliest() != inf || queue.top_address() != nullptr) fail("emptied queue");
+  if (queue.earliest() != inf || queue.top_address() != nullptr) FAIL("emptied queue");
 }
 
 // clear() hands every node back, from the heap and from the inbox alike, and
@@ -317,11 +310,12 @@ void test_clear_returns_every_node() {
     e.seq = i;
     queue.push_remote(pool.allocate(e));
   }
-  if (pool.free_count() != free_before - 5 || queue.size() != 5) fail("push_local(event, pool)");
+  if (pool.free_count() != free_before - 5 || queue.size() != 5) FAIL("push_local(event, pool)");
   queue.clear(pool);
-  if (pool.free_count() != free_before) fail("clear() lost nodes", pool.free_count(), free_before);
-  if (queue.size() != 0 || !queue.empty_local()) fail("clear() left events");
-  if (queue.inbox_bound() != std::numeric_limits<double>::infinity()) fail("clear() kept the bound");
+  if (pool.free_count() != free_before) FAIL("clear() lost nodes", pool.free_count(), free_before);
+  if (queue.size() != 0 || !queue.empty_local()) FAIL("clear() left events");
+  if (queue.inbox_bound() != std::numeric_limits<double>::infinity())
+    FAIL("clear() kept the bound");
 }
 
 // settle_inbox(t_begin): a bound below t_begin cannot be a pending event's
@@ -333,10 +327,10 @@ void test_settle_inbox() {
   seer::Event e{};
   e.time = 7.0;
   queue.push_remote(pool.allocate(e));
-  if (queue.settle_inbox(7.0) || queue.inbox_bound() != 7.0) fail("settled a bound at t_begin");
-  if (!queue.settle_inbox(8.0)) fail("kept a bound below t_begin");
+  if (queue.settle_inbox(7.0) || queue.inbox_bound() != 7.0) FAIL("settled a bound at t_begin");
+  if (!queue.settle_inbox(8.0)) FAIL("kept a bound below t_begin");
   if (queue.inbox_bound() != std::numeric_limits<double>::infinity() || queue.top_time() != 7.0) {
-    fail("settle_inbox() did not drain the inbox into the heap");
+    FAIL("settle_inbox() did not drain the inbox into the heap");
   }
   queue.clear(pool);
 }
@@ -356,7 +350,7 @@ int main() {
     consumers[q].count.assign(kProducers * kTotalPerProducer, 0);
     consumers[q].rng.seed(77 + q);
     if (queues[q].inbox_bound() != std::numeric_limits<double>::infinity()) {
-      fail("empty queue's inbox_bound() is not +inf");
+      FAIL("empty queue's inbox_bound() is not +inf");
     }
   }
 
@@ -380,7 +374,7 @@ int main() {
       double inbox_min = std::numeric_limits<double>::infinity();
       queues[q].for_each([&](const seer::Event& e) { inbox_min = std::min(inbox_min, e.time); });
       if (!(queues[q].inbox_bound() <= inbox_min)) {
-        fail("quiescent inbox_bound() above the earliest inbox time", round, q);
+        FAIL("quiescent inbox_bound() above the earliest inbox time", round, q);
       }
     }
   }
@@ -390,7 +384,7 @@ int main() {
   for (unsigned q = 0; q < kQueues; ++q) {
     queues[q].drain();
     pop_batch(queues[q], consumers[q], q, static_cast<std::size_t>(-1));
-    if (queues[q].size() != 0 || !queues[q].empty_local()) fail("queue not empty at the end", q);
+    if (queues[q].size() != 0 || !queues[q].empty_local()) FAIL("queue not empty at the end", q);
     total_popped += consumers[q].popped;
   }
 
@@ -403,9 +397,9 @@ int main() {
     if (n == 0) ++missing;
     if (n > 1) ++duplicated;
   }
-  if (missing != 0) fail("events lost", missing);
-  if (duplicated != 0) fail("events duplicated", duplicated);
-  if (total_popped != total) fail("popped count != pushed count", total_popped, total);
+  if (missing != 0) FAIL("events lost", missing);
+  if (duplicated != 0) FAIL("events duplicated", duplicated);
+  if (total_popped != total) FAIL("popped count != pushed count", total_popped, total);
 
   // Node accounting: every node handed out was returned exactly once.
   std::unordered_set<const seer::EventNode*> out;
@@ -413,10 +407,10 @@ int main() {
   for (auto& p : producer_pools) {
     handed_out += p.handed_out.size();
     for (const seer::EventNode* n : p.handed_out) {
-      if (!out.insert(n).second) fail("a producer pool handed out a node twice");
+      if (!out.insert(n).second) FAIL("a producer pool handed out a node twice");
     }
   }
-  if (handed_out != total) fail("nodes handed out != events pushed", handed_out, total);
+  if (handed_out != total) FAIL("nodes handed out != events pushed", handed_out, total);
   // The consumers' pools never grew: their free lists are exactly the
   // returned nodes. Take back `total` nodes from them: each must be one of
   // the handed-out nodes, none twice; the next one must come from a new block.
@@ -428,25 +422,20 @@ int main() {
     const std::uint64_t n = consumers[q].popped;
     for (std::uint64_t i = 0; i < n; ++i) {
       const seer::EventNode* node = consumers[q].pool.allocate();
-      if (out.count(node) == 0) fail("consumer free list holds a node never handed out", q, i);
-      if (!back.insert(node).second) fail("node returned twice", q, i);
+      if (out.count(node) == 0) FAIL("consumer free list holds a node never handed out", q, i);
+      if (!back.insert(node).second) FAIL("node returned twice", q, i);
     }
     returned += n;
     const seer::EventNode* fresh = consumers[q].pool.allocate();
     if (out.count(fresh) != 0 || back.count(fresh) != 0) {
-      fail("consumer free list holds more nodes than events it drained", q);
+      FAIL("consumer free list holds more nodes than events it drained", q);
     }
   }
   if (returned != handed_out || back.size() != out.size()) {
-    fail("nodes returned != nodes handed out", returned, handed_out);
+    FAIL("nodes returned != nodes handed out", returned, handed_out);
   }
 
-  const int f = failures.load();
-  if (f == 0) {
-    std::printf("test_local_queue: all passed (%llu events, %u producers, %u queues)\n",
-                static_cast<unsigned long long>(total), kProducers, kQueues);
-  } else {
-    std::fprintf(stderr, "test_local_queue: %d failure(s)\n", f);
-  }
-  return f == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  std::printf("test_local_queue: %llu events, %u producers, %u queues\n",
+              static_cast<unsigned long long>(total), kProducers, kQueues);
+  return check::report("test_local_queue");
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "builtin_models.hpp"
+#include "check.hpp"
 #include "comparison_executors.hpp"
 #include "model_registry.hpp"
 #include "seer/config.hpp"
@@ -29,12 +30,6 @@
 #include "vector_simulation.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct ModelCase {
   const char* name;
@@ -137,7 +132,7 @@ Trace run_trace(seer::Simulation& sim, int steps, std::uint64_t seed) {
 void compare(const Trace& got, const Trace& want, const std::string& label) {
   for (std::size_t k = 0; k < want.digests.size(); ++k) {
     if (got.digests[k] != want.digests[k] || got.outputs[k] != want.outputs[k]) {
-      fail(label + ": differs from serial after step " + std::to_string(k));
+      FAIL(label + ": differs from serial after step " + std::to_string(k));
       return;
     }
   }
@@ -162,7 +157,7 @@ void test_models_match_serial() {
         step_with_actions(*loaded, k);
       }
       if (loaded->digest() != want.digests.back() || sim->digest() != want.digests.back()) {
-        fail(label + ": save/load does not continue like serial");
+        FAIL(label + ": save/load does not continue like serial");
       }
     }
   }
@@ -184,19 +179,19 @@ void test_vector_matches_instances() {
     std::vector<unsigned char> batch;
     for (std::size_t i = 0; i < count; ++i) batch.insert(batch.end(), one.begin(), one.end());
     for (const auto& f : vec.step(batch.data(), nullptr, modes.data(), seeds.data())) {
-      if (f) fail(std::string(m.name) + ": vector reset failed");
+      if (f) FAIL(std::string(m.name) + ": vector reset failed");
     }
     modes.assign(count, seer::VectorSimulation::kStep);
     for (int k = 0; k < 3; ++k) {
       for (const auto& f : vec.step(batch.data(), nullptr, modes.data(), seeds.data())) {
-        if (f) fail(std::string(m.name) + ": vector step failed");
+        if (f) FAIL(std::string(m.name) + ": vector step failed");
       }
     }
     for (std::size_t i = 0; i < count; ++i) {
       serial->reset(seeds[i]);
       for (int k = 0; k < 3; ++k) serial->step(one.data(), nullptr);
       if (serial->digest() != vec.at(i).digest()) {
-        fail(std::string(m.name) + ": vector instance " + std::to_string(i) + " differs");
+        FAIL(std::string(m.name) + ": vector instance " + std::to_string(i) + " differs");
       }
     }
   }
@@ -237,12 +232,12 @@ void test_interrupt_from_another_thread() {
     interrupter.join();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!interrupted) fail(label + ": the step was not interrupted");
-    if (seconds > 5.0) fail(label + ": the interrupt took " + std::to_string(seconds) + " s");
-    if (!sim.needs_reset()) fail(label + ": an interrupted env must need a reset");
+    if (!interrupted) FAIL(label + ": the step was not interrupted");
+    if (seconds > 5.0) FAIL(label + ": the interrupt took " + std::to_string(seconds) + " s");
+    if (!sim.needs_reset()) FAIL(label + ": an interrupted env must need a reset");
     try {
       sim.step(acts.data(), nullptr);
-      fail(label + ": stepping after an interrupt must be refused");
+      FAIL(label + ": stepping after an interrupt must be refused");
     } catch (const seer::CallOrderError&) {
     }
     // After reset it is a fresh env: equal to serial.
@@ -252,7 +247,7 @@ void test_interrupt_from_another_thread() {
     sim.reset(2);
     serial.reset(2);
     if (sim.digest() != serial.digest() || outputs_bytes(sim) != outputs_bytes(serial)) {
-      fail(label + ": reset after an interrupt differs from a fresh env");
+      FAIL(label + ": reset after an interrupt differs from a fresh env");
     }
   }
 }
@@ -265,10 +260,5 @@ int main() {
   test_models_match_serial();
   test_vector_matches_instances();
   test_interrupt_from_another_thread();
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return EXIT_FAILURE;
-  }
-  std::printf("test_models_executors: all models match serial on every executor\n");
-  return EXIT_SUCCESS;
+  return check::report("test_models_executors");
 }

@@ -13,13 +13,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "check.hpp"
 #include "node_heap.hpp"
 #include "node_pool.hpp"
 #include "queue_check.hpp"
 
 namespace {
 
-using queue_check::expect;
 
 struct Counts {
   long pushes = 0, pops = 0, to_heap = 0, to_run = 0;
@@ -66,23 +66,24 @@ Counts run_stream(std::uint64_t seed, long ops, seer::NodePool& pool) {
       reference.push(e);
       ++counts.pushes;
     } else if (!heap.empty()) {
-      expect(queue_check::same_event(heap.top(), reference.top()), "top", seed, op);
-      expect(heap.top_time() == reference.top().time, "top_time", seed, op);
-      expect(heap.top_address() == &heap.top(), "top_address", seed, op);
+      CHECK(queue_check::same_event(heap.top(), reference.top()), queue_check::at("top", seed, op));
+      CHECK(heap.top_time() == reference.top().time, queue_check::at("top_time", seed, op));
+      CHECK(heap.top_address() == &heap.top(), queue_check::at("top_address", seed, op));
       seer::EventNode* node = heap.pop();
-      expect(queue_check::same_event(node->event, reference.top()), "pop", seed, op);
+      CHECK(queue_check::same_event(node->event, reference.top()),
+            queue_check::at("pop", seed, op));
       now = node->event.time;
       reference.pop();
       pool.release(node);
       ++counts.pops;
     }
-    expect(heap.size() == reference.size(), "size", seed, op);
-    expect(heap.empty() == reference.empty(), "empty", seed, op);
+    CHECK(heap.size() == reference.size(), queue_check::at("size", seed, op));
+    CHECK(heap.empty() == reference.empty(), queue_check::at("empty", seed, op));
     if (heap.empty()) {
-      expect(heap.top_time() == std::numeric_limits<double>::infinity(), "empty top_time",
-             seed, op);
-      expect(heap.top_address() == nullptr && heap.front_address() == nullptr,
-             "empty addresses", seed, op);
+      CHECK(heap.top_time() == std::numeric_limits<double>::infinity(),
+            queue_check::at("empty top_time", seed, op));
+      CHECK(heap.top_address() == nullptr && heap.front_address() == nullptr,
+            queue_check::at("empty addresses", seed, op));
     }
     // Past the run's limit the queue is a heap; at kHeapMin or fewer a run.
     const bool is_heap = heap.size() > seer::NodeHeap::kRunMax ||
@@ -94,20 +95,22 @@ Counts run_stream(std::uint64_t seed, long ops, seer::NodePool& pool) {
   // for_each visits exactly the pending events.
   std::size_t visited = 0;
   heap.for_each([&](const seer::Event&) { ++visited; });
-  expect(visited == reference.size(), "for_each count", seed, ops);
+  CHECK(visited == reference.size(), queue_check::at("for_each count", seed, ops));
   while (!heap.empty()) {
     seer::EventNode* node = heap.pop();
-    expect(queue_check::same_event(node->event, reference.top()), "final pop", seed, ops);
+    CHECK(queue_check::same_event(node->event, reference.top()),
+          queue_check::at("final pop", seed, ops));
     reference.pop();
     pool.release(node);
   }
-  expect(reference.empty(), "final size", seed, ops);
+  CHECK(reference.empty(), queue_check::at("final size", seed, ops));
   return counts;
 }
 
 }  // namespace
 
 int main() {
+  check::stop_after = 20;  // a broken queue fails every later operation
   seer::NodePool pool;
   Counts total;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
@@ -121,16 +124,10 @@ int main() {
   std::unordered_set<const seer::EventNode*> free_nodes;
   const std::size_t free = pool.free_count();
   for (std::size_t i = 0; i < free; ++i) free_nodes.insert(pool.allocate());
-  expect(free_nodes.size() == free && free == pool.capacity(), "every node back in the pool", 0,
-         0);
+  CHECK(free_nodes.size() == free && free == pool.capacity(), "every node back in the pool");
   // The streams did cross the run's limit both ways.
-  expect(total.to_heap > 100 && total.to_run > 100, "streams switch between run and heap", 0, 0);
+  CHECK(total.to_heap > 100 && total.to_run > 100, "streams switch between run and heap");
   std::printf("node heap: %ld pushes, %ld pops, %ld switches to a heap, %ld back to a run\n",
               total.pushes, total.pops, total.to_heap, total.to_run);
-  if (queue_check::failures != 0) {
-    std::fprintf(stderr, "%d failures\n", queue_check::failures);
-    return 1;
-  }
-  std::puts("ok");
-  return 0;
+  return check::report("test_node_heap");
 }

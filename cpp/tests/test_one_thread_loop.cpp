@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "builtin_models.hpp"
+#include "check.hpp"
 #include "model_registry.hpp"
 #include "parallel_executor.hpp"
 #include "seer/config.hpp"
@@ -43,12 +44,6 @@
 #include "simulation.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Case {
   const char* model;
@@ -97,9 +92,9 @@ std::vector<std::string> pending_bytes(seer::Executor& exec) {
 }
 
 void check_same(seer::Simulation& sim, seer::Simulation& reference, const std::string& where) {
-  if (sim.digest() != reference.digest()) fail(where + ": digest differs from serial");
+  if (sim.digest() != reference.digest()) FAIL(where + ": digest differs from serial");
   if (pending_bytes(sim.executor()) != pending_bytes(reference.executor())) {
-    fail(where + ": pending events differ from serial (" + std::to_string(sim.pending_count()) +
+    FAIL(where + ": pending events differ from serial (" + std::to_string(sim.pending_count()) +
          " vs " + std::to_string(reference.pending_count()) + ")");
   }
 }
@@ -125,7 +120,7 @@ void test_mixed_steps(const Case& c, std::uint64_t seed) {
       sim->step(actions.data(), nullptr);
     }
     reference->step(actions.data(), nullptr);
-    if (parallel_of(*sim).ran_serial_loop() != serial_loop) fail(name + ": wrong loop reported");
+    if (parallel_of(*sim).ran_serial_loop() != serial_loop) FAIL(name + ": wrong loop reported");
     check_same(*sim, *reference, name + ", step " + std::to_string(step) + " (" + mix[step] + ")");
   }
 }
@@ -150,9 +145,9 @@ void test_budget_stop(const Case& c) {
   } catch (const seer::EventBudgetExceeded&) {
     reference_threw = true;
   }
-  if (!threw || !reference_threw) fail(std::string(c.model) + ": the budget did not stop a step");
+  if (!threw || !reference_threw) FAIL(std::string(c.model) + ": the budget did not stop a step");
   if (pending_bytes(sim->executor()) != pending_bytes(reference->executor())) {
-    fail(std::string(c.model) + ": after the budget stop the pending events differ (" +
+    FAIL(std::string(c.model) + ": after the budget stop the pending events differ (" +
          std::to_string(sim->pending_count()) + " vs " +
          std::to_string(reference->pending_count()) + ")");
   }
@@ -174,14 +169,14 @@ void test_storage_freed() {
     sim->step(actions.data(), nullptr);
     reference->step(actions.data(), nullptr);
   }
-  if (engine.node_capacity() == 0) fail("steps in rounds hold no node blocks");
+  if (engine.node_capacity() == 0) FAIL("steps in rounds hold no node blocks");
   serial_loop_step(*sim, actions);
   reference->step(actions.data(), nullptr);
   check_same(*sim, *reference, "the first serial-loop step after rounds");
   if (engine.node_capacity() != 0) {
-    fail("serial loop: node blocks kept (" + std::to_string(engine.node_capacity()) + ")");
+    FAIL("serial loop: node blocks kept (" + std::to_string(engine.node_capacity()) + ")");
   }
-  if (exec.calendar_size() != sim->pending_count()) fail("serial loop: events left in the queues");
+  if (exec.calendar_size() != sim->pending_count()) FAIL("serial loop: events left in the queues");
   for (int k = 0; k < 3; ++k) {
     serial_loop_step(*sim, actions);
     reference->step(actions.data(), nullptr);
@@ -189,17 +184,17 @@ void test_storage_freed() {
   sim->step(actions.data(), nullptr);  // a probe
   reference->step(actions.data(), nullptr);
   check_same(*sim, *reference, "a probe after serial-loop steps");
-  if (exec.calendar_size() == 0) fail("a probe took every event from the calendar");
+  if (exec.calendar_size() == 0) FAIL("a probe took every event from the calendar");
   sim->step(actions.data(), nullptr);  // the probe restored the threads
   reference->step(actions.data(), nullptr);
   check_same(*sim, *reference, "the second step in rounds");
-  if (exec.calendar_size() != 0) fail("the second step in rounds left events in the calendar");
+  if (exec.calendar_size() != 0) FAIL("the second step in rounds left events in the calendar");
   for (int k = 0; k < 4; ++k) {
     sim->step(actions.data(), nullptr);
     reference->step(actions.data(), nullptr);
   }
   check_same(*sim, *reference, "rounds after serial-loop steps");
-  if (engine.node_capacity() == 0) fail("rounds again: no node blocks");
+  if (engine.node_capacity() == 0) FAIL("rounds again: no node blocks");
 }
 
 // ParallelEngine::move_out_events with a receiver that throws after `after`
@@ -229,10 +224,10 @@ void test_move_rolls_back(const Case& c, std::size_t after) {
     threw = true;
   }
   const std::string name = std::string(c.model) + " move stopped after " + std::to_string(after);
-  if (!threw) fail(name + ": the receiver's exception did not propagate");
+  if (!threw) FAIL(name + ": the receiver's exception did not propagate");
   // What was taken goes where a real receiver (the calendar) would have put it.
   for (const seer::Event& e : taken) exec.one_thread_insert_for_testing(e);
-  if (pending_bytes(sim->executor()) != before) fail(name + ": events lost or doubled");
+  if (pending_bytes(sim->executor()) != before) FAIL(name + ": events lost or doubled");
   for (int k = 0; k < 3; ++k) {
     sim->step(actions.data(), nullptr);
     reference->step(actions.data(), nullptr);
@@ -274,12 +269,12 @@ void test_checked_step() {
     reference->step(actions.data(), nullptr);
     check_same(*sim, *reference, "checked step in rounds");
     if (sim->last_step().threads != 1 || sim->last_step().rounds < 1) {
-      fail("a checked step did not run on one thread");
+      FAIL("a checked step did not run on one thread");
     }
-    if (parallel_of(*sim).calendar_size() != 0) fail("a checked step moved events to the calendar");
+    if (parallel_of(*sim).calendar_size() != 0) FAIL("a checked step moved events to the calendar");
   }
   if (parallel_of(*sim).engine().node_capacity() > nodes + 2 * seer::NodePool::kBlock) {
-    fail("checked steps in rounds grew the node pools (" + std::to_string(nodes) + " -> " +
+    FAIL("checked steps in rounds grew the node pools (" + std::to_string(nodes) + " -> " +
          std::to_string(parallel_of(*sim).engine().node_capacity()) + ")");
   }
 }
@@ -326,10 +321,5 @@ int main() {
   }
   test_checked_step();
   test_shared_engine();
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  std::printf("test_one_thread_loop: ok\n");
-  return 0;
+  return check::report("test_one_thread_loop");
 }

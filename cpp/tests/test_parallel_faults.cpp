@@ -13,6 +13,7 @@
 #include <string>
 #include <typeinfo>
 
+#include "check.hpp"
 #include "model_registry.hpp"
 #include "seer/config.hpp"
 #include "seer/errors.hpp"
@@ -20,12 +21,6 @@
 #include "test_models.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 constexpr int kMaxSteps = 8;
 
@@ -63,7 +58,7 @@ Outcome run(int mode, const std::string& executor, unsigned threads) {
     }
   }
   if (out.step >= 0) {
-    if (!sim->needs_reset()) fail(executor + ": needs_reset() false after a failed step");
+    if (!sim->needs_reset()) FAIL(executor + ": needs_reset() false after a failed step");
     bool refused = false;
     try {
       sim->step(nullptr, nullptr);
@@ -71,7 +66,7 @@ Outcome run(int mode, const std::string& executor, unsigned threads) {
       refused = true;
     } catch (...) {
     }
-    if (!refused) fail(executor + ": step() after a failed step did not raise CallOrderError");
+    if (!refused) FAIL(executor + ": step() after a failed step did not raise CallOrderError");
   }
   // After reset, the env is usable again up to (not including) the failure.
   sim->reset(11);
@@ -80,7 +75,7 @@ Outcome run(int mode, const std::string& executor, unsigned threads) {
     for (int s = 0; s < clean_steps; ++s) sim->step(nullptr, nullptr);
     out.digest_after_reset_run = sim->digest();
   } catch (const std::exception& e) {
-    fail(executor + ": error after reset: " + e.what());
+    FAIL(executor + ": error after reset: " + e.what());
   }
   return out;
 }
@@ -94,30 +89,27 @@ int main() {
   // thread: not an executor concern.
   for (int mode : {0, 1, 2, 3, 4, 5, 7}) {
     const Outcome serial = run(mode, "serial", 1);
-    if (mode != 0 && serial.step < 0) fail("mode " + std::to_string(mode) + ": serial never failed");
+    if (mode != 0 && serial.step < 0)
+      FAIL("mode " + std::to_string(mode) + ": serial never failed");
     for (unsigned threads : {1u, 2u, 4u, 8u}) {
       const Outcome par = run(mode, "parallel", threads);
       const std::string what = "mode " + std::to_string(mode) + " parallel/" + std::to_string(threads);
       if (par.step != serial.step) {
-        fail(what + ": failed at step " + std::to_string(par.step) + ", serial at " +
+        FAIL(what + ": failed at step " + std::to_string(par.step) + ", serial at " +
              std::to_string(serial.step));
       }
       if (par.type != serial.type || par.message != serial.message) {
-        fail(what + ": error differs from serial:\n    parallel: " + par.type + ": " + par.message +
+        FAIL(what + ": error differs from serial:\n    parallel: " + par.type + ": " + par.message +
              "\n    serial:   " + serial.type + ": " + serial.message);
       }
       if (par.digest_after_reset_run != serial.digest_after_reset_run) {
-        fail(what + ": run after reset differs from serial");
+        FAIL(what + ": run after reset differs from serial");
       }
     }
     std::printf("  mode %d ok: step %d %s\n", mode, serial.step, serial.message.substr(0, 70).c_str());
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (failures == 0) {
-    std::printf("test_parallel_faults: all passed (%.2f s)\n", secs);
-  } else {
-    std::fprintf(stderr, "test_parallel_faults: %d failure(s)\n", failures);
-  }
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  std::printf("test_parallel_faults: %.2f s\n", secs);
+  return check::report("test_parallel_faults");
 }

@@ -23,6 +23,7 @@
 
 #include "builtin_models.hpp"
 #include "case_watchdog.hpp"
+#include "check.hpp"
 #include "comparison_executors.hpp"
 #include "model_registry.hpp"
 #include "seer/config.hpp"
@@ -33,12 +34,6 @@ namespace {
 using seer_test::end_cases;
 using seer_test::start_case;
 using seer_test::start_watchdog;
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Case {
   const char* name;
@@ -79,9 +74,8 @@ Trace run(seer::Simulation& sim, std::uint64_t seed, int steps) {
 void compare(const Trace& serial, const Trace& other, const std::string& what) {
   for (std::size_t i = 0; i < serial.digests.size(); ++i) {
     if (other.digests[i] != serial.digests[i] || other.events[i] != serial.events[i]) {
-      fail(what + ": digest differs from serial after step " + std::to_string(i) +
-           " (events " + std::to_string(other.events[i]) + " vs " +
-           std::to_string(serial.events[i]) + ")");
+      FAIL(what + ": digest differs from serial after step " + std::to_string(i) + " (events " +
+           std::to_string(other.events[i]) + " vs " + std::to_string(serial.events[i]) + ")");
       return;  // later steps differ too; one line is enough
     }
   }
@@ -135,7 +129,7 @@ int main() {
     for (std::size_t i = 0; i < std::size(seeds); ++i) {
       reference.push_back(run(*serial, seeds[i], steps_for(c, i)));
     }
-    if (reference[0].events.back() == 0) fail(std::string(c.name) + ": no events processed");
+    if (reference[0].events.back() == 0) FAIL(std::string(c.name) + ": no events processed");
     std::uint64_t max_rounds = 0;
     std::string times;
     for (const auto& [executor, threads] : executors) {
@@ -200,10 +194,6 @@ int main() {
 
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (failures == 0) {
-    std::printf("test_parallel_phold: all passed (%.2f s)\n", secs);
-  } else {
-    std::fprintf(stderr, "test_parallel_phold: %d failure(s)\n", failures);
-  }
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  std::printf("test_parallel_phold: %.2f s\n", secs);
+  return check::report("test_parallel_phold");
 }

@@ -9,8 +9,6 @@
 //     threads handing a word back and forth 2000 times through park/wake
 //     finish in bounded time (a lost wake-up would cost the 10 s timeout).
 // A watchdog fails the test if a case runs past its deadline.
-#include "platform.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -20,6 +18,8 @@
 #include <thread>
 
 #include "case_watchdog.hpp"
+#include "check.hpp"
+#include "platform.hpp"
 
 namespace {
 
@@ -28,13 +28,6 @@ using seer_test::now_s;
 using seer_test::start_case;
 using seer_test::start_watchdog;
 namespace platform = seer::platform;
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  ++failures;
-  std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 constexpr auto kLongTimeout = std::chrono::seconds(10);
 
@@ -54,19 +47,19 @@ int main() {
 #else
   const bool expect_portable = false;
 #endif
-  if (platform::portable() != expect_portable) fail("the build uses the other platform layer");
+  if (platform::portable() != expect_portable) FAIL("the build uses the other platform layer");
   std::printf("  platform layer: %s\n", platform::portable() ? "portable fallbacks" : "Linux");
 
   // 2. CPUs and memory.
   const unsigned cpus = platform::usable_cpus();
   const unsigned hardware = std::thread::hardware_concurrency();
-  if (cpus < 1) fail("usable_cpus() < 1");
-  if (hardware != 0 && cpus > hardware) fail("more usable CPUs than hardware threads");
+  if (cpus < 1) FAIL("usable_cpus() < 1");
+  if (hardware != 0 && cpus > hardware) FAIL("more usable CPUs than hardware threads");
   if (platform::portable() && hardware != 0 && cpus != hardware) {
-    fail("the fallback's CPU count is not hardware_concurrency()");
+    FAIL("the fallback's CPU count is not hardware_concurrency()");
   }
   const std::uint64_t memory = platform::available_memory_bytes();
-  if (memory == 0 || memory < (std::uint64_t{1} << 20)) fail("less than 1 MiB available");
+  if (memory == 0 || memory < (std::uint64_t{1} << 20)) FAIL("less than 1 MiB available");
   std::printf("  %u usable CPUs, %llu MB available\n", cpus,
               static_cast<unsigned long long>(memory / 1000000));
 
@@ -76,11 +69,11 @@ int main() {
     std::atomic<std::uint32_t> word{7};
     double t0 = now_s();
     platform::park(word, 6, kLongTimeout);  // differs: returns at once
-    if (now_s() - t0 > 1.0) fail("park() slept on a word that differs");
+    if (now_s() - t0 > 1.0) FAIL("park() slept on a word that differs");
     t0 = now_s();
     platform::park(word, 7, std::chrono::milliseconds(20));
     const double slept = now_s() - t0;
-    if (slept > 5.0) fail("park() ignored its timeout: " + std::to_string(slept) + " s");
+    if (slept > 5.0) FAIL("park() ignored its timeout: " + std::to_string(slept) + " s");
   }
 
   // 4. wake_all(): one wake-up, then a hand-off back and forth.
@@ -93,7 +86,7 @@ int main() {
     word.store(1, std::memory_order_seq_cst);
     platform::wake_all(word);
     waiter.join();
-    if (now_s() - t0 > 5.0) fail("a parked thread was not woken");
+    if (now_s() - t0 > 5.0) FAIL("a parked thread was not woken");
   }
   {
     start_case("hand-off", 120.0);
@@ -114,13 +107,11 @@ int main() {
     }
     peer.join();
     const double seconds = now_s() - t0;
-    if (turn.load() != 2 * kRounds) fail("hand-off ended at the wrong turn");
-    if (seconds > 60.0) fail("hand-off took " + std::to_string(seconds) + " s");
+    if (turn.load() != 2 * kRounds) FAIL("hand-off ended at the wrong turn");
+    if (seconds > 60.0) FAIL("hand-off took " + std::to_string(seconds) + " s");
     std::printf("  %u hand-offs through park/wake: %.3f s\n", kRounds, seconds);
   }
   end_cases();
 
-  if (failures != 0) return EXIT_FAILURE;
-  std::printf("test_platform: OK\n");
-  return EXIT_SUCCESS;
+  return check::report("test_platform");
 }

@@ -3,18 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "check.hpp"
 #include "seer/rng.hpp"
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "FAILED: %s\n", what);
-    ++failures;
-  }
-}
 
 }  // namespace
 
@@ -23,9 +15,9 @@ int main() {
   const std::uint64_t ones[4] = {~0ULL, ~0ULL, ~0ULL, ~0ULL};
   std::uint64_t out[4];
   seer::Philox4x64::block(ones, ~0ULL, ~0ULL, out);
-  expect(out[0] == 0x87b092c3013fe90bULL && out[1] == 0x438c3c67be8d0224ULL &&
-             out[2] == 0x9cc7d7c69cd777b6ULL && out[3] == 0xa09caebf594f0ba0ULL,
-         "philox4x64-10 known answer (all ones)");
+  CHECK(out[0] == 0x87b092c3013fe90bULL && out[1] == 0x438c3c67be8d0224ULL &&
+            out[2] == 0x9cc7d7c69cd777b6ULL && out[3] == 0xa09caebf594f0ba0ULL,
+        "philox4x64-10 known answer (all ones)");
 
   seer::EntityRng a(42, 9);
   for (int i = 0; i < 6; ++i) a.next_u64();
@@ -33,7 +25,7 @@ int main() {
   b.restore(42, 9, a.blocks(), a.used());
   bool same = true;
   for (int i = 0; i < 20; ++i) same = same && (a.next_u64() == b.next_u64());
-  expect(same, "restore continues the stream");
+  CHECK(same, "restore continues the stream");
 
   // The portable 128-bit product (what a compiler without __int128 uses)
   // gives __int128's bits: edges, then a stream of random pairs.
@@ -52,8 +44,7 @@ int main() {
   }
   seer::EntityRng draws(7, 3);
   for (int i = 0; i < 100000; ++i) compare(draws.next_u64(), draws.next_u64());
-  expect(wide_same, "the portable 128-bit product equals __int128's");
+  CHECK(wide_same, "the portable 128-bit product equals __int128's");
 
-  if (failures == 0) std::printf("test_rng: all passed\n");
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return check::report("test_rng");
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "case_watchdog.hpp"
+#include "check.hpp"
 #include "round_barrier.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -46,12 +47,6 @@ constexpr unsigned kReuseGenerations = 300;
 #else
 constexpr unsigned kReuseGenerations = 3000;
 #endif
-
-std::atomic<int> failures{0};
-
-void fail(const std::string& what) {
-  if (failures.fetch_add(1) < 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Outcome {
   std::uint64_t parked = 0;  // waits that reached the park stage
@@ -89,8 +84,8 @@ Outcome run_barrier(seer::RoundBarrier& barrier, unsigned threads, unsigned gene
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back(body, i);
   body(0);
   for (auto& t : pool) t.join();
-  if (bad.load() != 0) fail("on_last's write not visible after the barrier");
-  if (last_runs != generations) fail("on_last ran " + std::to_string(last_runs) + " times");
+  if (bad.load() != 0) FAIL("on_last's write not visible after the barrier");
+  if (last_runs != generations) FAIL("on_last ran " + std::to_string(last_runs) + " times");
   return {parked.load(), now_s() - t0};
 }
 
@@ -106,8 +101,8 @@ int main() {
     seer::RoundBarrier barrier(threads);
     const bool oversubscribed = cores != 0 && threads > cores;
     if (oversubscribed != (barrier.budget().spin_nanos == 0)) {
-      fail("spin budget for " + std::to_string(threads) + " threads on " +
-           std::to_string(cores) + " cores");
+      FAIL("spin budget for " + std::to_string(threads) + " threads on " + std::to_string(cores) +
+           " cores");
     }
     const Outcome o = run_barrier(barrier, threads, kReuseGenerations,
                                   [](unsigned, unsigned) { return false; }, 0);
@@ -127,11 +122,11 @@ int main() {
     const unsigned late_generations = kGenerations / 4;
     // Each late generation leaves kThreads - 1 waiters well past the budget.
     if (o.parked < late_generations) {
-      fail("late participant: only " + std::to_string(o.parked) + " parked waits");
+      FAIL("late participant: only " + std::to_string(o.parked) + " parked waits");
     }
     // 50 sleeps of 3 ms are 0.15 s; lost wake-ups would add 20 ms each.
     const double budget = late_generations * (kLateUs * 1e-6) + 0.02 * late_generations / 2 + 5.0;
-    if (o.seconds > budget) fail("late participant: " + std::to_string(o.seconds) + " s");
+    if (o.seconds > budget) FAIL("late participant: " + std::to_string(o.seconds) + " s");
     std::printf("  late participant: %.2fs, %llu parked waits\n", o.seconds,
                 static_cast<unsigned long long>(o.parked));
   }
@@ -147,7 +142,7 @@ int main() {
     barrier.set_budget(park_only);
     const Outcome o = run_barrier(barrier, kThreads, kGenerations,
                                   [](unsigned, unsigned) { return false; }, 0);
-    if (o.parked == 0) fail("park only: no wait parked");
+    if (o.parked == 0) FAIL("park only: no wait parked");
     std::printf("  park only: %.2fs, %llu parked waits\n", o.seconds,
                 static_cast<unsigned long long>(o.parked));
   }
@@ -158,13 +153,11 @@ int main() {
     seer::RoundBarrier barrier(4);
     for (unsigned threads : {4u, 2u, 1u, 3u}) {
       barrier.set_participants(threads);
-      if (barrier.participants() != threads) fail("participants()");
+      if (barrier.participants() != threads) FAIL("participants()");
       run_barrier(barrier, threads, 500, [](unsigned, unsigned) { return false; }, 0);
     }
   }
 
   end_cases();
-  if (failures.load() != 0) return EXIT_FAILURE;
-  std::printf("round barrier: all cases passed\n");
-  return EXIT_SUCCESS;
+  return check::report("test_round_barrier");
 }

@@ -19,19 +19,12 @@
 #include <tuple>
 #include <vector>
 
+#include "check.hpp"
+#include "queue_check.hpp"
 #include "seer/event.hpp"
 #include "serial_event_queue.hpp"
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const char* what, long step) {
-  if (!ok) {
-    std::fprintf(stderr, "FAIL: %s (operation %ld)\n", what, step);
-    if (++failures > 20) std::exit(1);
-  }
-}
 
 bool same_event(const seer::Event& a, const seer::Event& b) {
   return std::memcmp(&a, &b, sizeof(seer::Event)) == 0;
@@ -88,14 +81,14 @@ void run_stream(std::uint64_t seed, long ops, double push_share, int num_times, 
       reference.push(backlog.back());
       backlog.pop_back();
     } else {
-      expect(queue.top_time() == reference.top().time, "top_time", op);
-      expect(same_event(queue.top(), reference.top()), "top", op);
+      CHECK(queue.top_time() == reference.top().time, queue_check::at_operation("top_time", op));
+      CHECK(same_event(queue.top(), reference.top()), queue_check::at_operation("top", op));
       const seer::Event got = queue.pop();
-      expect(same_event(got, reference.top()), "pop order", op);
+      CHECK(same_event(got, reference.top()), queue_check::at_operation("pop order", op));
       reference.pop();
     }
-    expect(queue.size() == reference.size(), "size", op);
-    expect(queue.empty() == reference.empty(), "empty", op);
+    CHECK(queue.size() == reference.size(), queue_check::at_operation("size", op));
+    CHECK(queue.empty() == reference.empty(), queue_check::at_operation("empty", op));
     if (op % check_every == 0) {
       std::vector<std::tuple<double, seer::EntityId, std::uint64_t>> mine, theirs;
       queue.for_each([&](const seer::Event& e) { mine.push_back(key(e)); });
@@ -103,14 +96,15 @@ void run_stream(std::uint64_t seed, long ops, double push_share, int num_times, 
       for (; !copy.empty(); copy.pop()) theirs.push_back(key(copy.top()));
       std::sort(mine.begin(), mine.end());
       std::sort(theirs.begin(), theirs.end());
-      expect(mine == theirs, "for_each visits the pending events", op);
+      CHECK(mine == theirs, queue_check::at_operation("for_each visits the pending events", op));
     }
   }
   while (!reference.empty()) {
-    expect(!queue.empty() && same_event(queue.pop(), reference.top()), "drain order", ops);
+    CHECK(!queue.empty() && same_event(queue.pop(), reference.top()),
+          queue_check::at_operation("drain order", ops));
     reference.pop();
   }
-  expect(queue.empty() && std::isinf(queue.top_time()), "drained", ops);
+  CHECK(queue.empty() && std::isinf(queue.top_time()), queue_check::at_operation("drained", ops));
 }
 
 void test_random_streams() {
@@ -140,11 +134,12 @@ void test_clear_and_reuse() {
     }
     if (round < 2) {
       queue.clear();
-      expect(queue.empty() && queue.size() == 0, "clear", round);
+      CHECK(queue.empty() && queue.size() == 0, queue_check::at_operation("clear", round));
     }
   }
   while (!reference.empty()) {
-    expect(same_event(queue.pop(), reference.top()), "order after clear", 0);
+    CHECK(same_event(queue.pop(), reference.top()),
+          queue_check::at_operation("order after clear", 0));
     reference.pop();
   }
 }
@@ -152,12 +147,8 @@ void test_clear_and_reuse() {
 }  // namespace
 
 int main() {
+  check::stop_after = 20;  // a broken queue fails every later operation
   test_random_streams();
   test_clear_and_reuse();
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  std::printf("test_serial_event_queue: ok\n");
-  return 0;
+  return check::report("test_serial_event_queue");
 }

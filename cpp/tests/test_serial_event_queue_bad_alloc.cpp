@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "check.hpp"
 #include "queue_check.hpp"
 #include "seer/event.hpp"
 #include "serial_event_queue.hpp"
@@ -82,8 +83,6 @@ void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept 
 
 namespace {
 
-using queue_check::expect;
-using queue_check::failures;
 using queue_check::Reference;
 using queue_check::same_event;
 
@@ -145,7 +144,8 @@ void run_stream(std::uint64_t seed, long ops, double pop_arm, double push_arm, T
       const long fail_at = arm ? static_cast<long>(rng() % 4) : -1;
       if (throws_bad_alloc(fail_at, totals.failed_in_push, [&] { queue.push(e); })) {
         ++totals.push_throws;
-        expect(queue.size() == reference.size(), "a push that threw queued nothing", seed, op);
+        CHECK(queue.size() == reference.size(),
+              queue_check::at("a push that threw queued nothing", seed, op));
       } else {
         reference.push(e);
       }
@@ -155,39 +155,41 @@ void run_stream(std::uint64_t seed, long ops, double pop_arm, double push_arm, T
       seer::Event got;
       if (throws_bad_alloc(fail_at, totals.failed_in_pop, [&] { got = queue.pop(); })) {
         ++totals.pop_throws;
-        expect(queue.size() == reference.size(), "a pop that threw removed nothing", seed, op);
+        CHECK(queue.size() == reference.size(),
+              queue_check::at("a pop that threw removed nothing", seed, op));
       } else {
-        expect(same_event(got, want), "pop order", seed, op);
+        CHECK(same_event(got, want), queue_check::at("pop order", seed, op));
         reference.pop();
         if (want.time > now) now = want.time;
       }
     }
-    expect(queue.size() == reference.size(), "size", seed, op);
+    CHECK(queue.size() == reference.size(), queue_check::at("size", seed, op));
     if (!reference.empty()) {
-      expect(queue.top_time() == reference.top().time, "top_time", seed, op);
-      expect(same_event(queue.top(), reference.top()), "top", seed, op);
+      CHECK(queue.top_time() == reference.top().time, queue_check::at("top_time", seed, op));
+      CHECK(same_event(queue.top(), reference.top()), queue_check::at("top", seed, op));
     }
     if (queue.calendar_stats().in_use) ++totals.calendar_ops;
     ++totals.ops;
-    if (failures > 0) return;  // a broken queue: later operations may crash
+    if (check::failures > 0) return;  // a broken queue: later operations may crash
   }
   while (!reference.empty()) {
-    expect(same_event(queue.pop(), reference.top()), "drain order", seed, ops);
+    CHECK(same_event(queue.pop(), reference.top()), queue_check::at("drain order", seed, ops));
     reference.pop();
   }
-  expect(queue.empty(), "drained", seed, ops);
+  CHECK(queue.empty(), queue_check::at("drained", seed, ops));
 }
 
 }  // namespace
 
 int main() {
+  check::stop_after = 20;  // a broken queue fails every later operation
   Totals totals;
   // Many short streams: each fresh queue grows its buffers from nothing.
   for (std::uint64_t seed = 1; seed <= 120; ++seed) {
     const double pop_arm = seed % 3 == 0 ? 1.0 : 0.25;
     const double push_arm = seed % 4 == 0 ? 0.0 : 0.05;
     run_stream(seed, 20000, pop_arm, push_arm, totals);
-    if (failures > 0) break;
+    if (check::failures > 0) break;
   }
   std::printf("allocations made to fail: %llu in push, %llu in pop; %llu pushes and %llu pops "
               "threw; calendar in use for %.0f%% of operations\n",
@@ -196,13 +198,8 @@ int main() {
               static_cast<unsigned long long>(totals.push_throws),
               static_cast<unsigned long long>(totals.pop_throws),
               100.0 * static_cast<double>(totals.calendar_ops) / static_cast<double>(totals.ops));
-  expect(totals.failed_in_push > 40, "allocations in push were made to fail", 0, 0);
-  expect(totals.failed_in_pop > 40, "allocations in pop were made to fail", 0, 0);
-  expect(totals.calendar_ops * 3 > totals.ops, "the calendar was in use often", 0, 0);
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  std::printf("test_serial_event_queue_bad_alloc: ok\n");
-  return 0;
+  CHECK(totals.failed_in_push > 40, "allocations in push were made to fail");
+  CHECK(totals.failed_in_pop > 40, "allocations in pop were made to fail");
+  CHECK(totals.calendar_ops * 3 > totals.ops, "the calendar was in use often");
+  return check::report("test_serial_event_queue_bad_alloc");
 }

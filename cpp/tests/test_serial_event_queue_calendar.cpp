@@ -30,14 +30,13 @@
 #include <tuple>
 #include <vector>
 
+#include "check.hpp"
 #include "queue_check.hpp"
 #include "seer/event.hpp"
 #include "serial_event_queue.hpp"
 
 namespace {
 
-using queue_check::expect;
-using queue_check::failures;
 using queue_check::Reference;
 using queue_check::same_event;
 using KeyTuple = std::tuple<double, seer::EntityId, std::uint64_t>;
@@ -86,9 +85,9 @@ class Stream {
       if (shape_.oddities && op == shape_.ops / 2) {
         queue_.clear();
         reference_ = Reference();
-        expect(queue_.empty() && queue_.size() == 0, "clear", seed_, op);
+        CHECK(queue_.empty() && queue_.size() == 0, queue_check::at("clear", seed_, op));
       }
-      expect(queue_.size() == reference_.size(), "size", seed_, op);
+      CHECK(queue_.size() == reference_.size(), queue_check::at("size", seed_, op));
       if (op % 4999 == 0) check_pending(op);
       if (queue_.calendar_stats().in_use) ++counts.calendar_ops;
     }
@@ -154,21 +153,21 @@ class Stream {
 
   void pop_one(long op) {
     const seer::Event& want = reference_.top();
-    expect(queue_.top_time() == want.time, "top_time", seed_, op);
-    expect(same_event(queue_.top(), want), "top", seed_, op);
+    CHECK(queue_.top_time() == want.time, queue_check::at("top_time", seed_, op));
+    CHECK(same_event(queue_.top(), want), queue_check::at("top", seed_, op));
     const seer::Event got = queue_.pop();
-    expect(same_event(got, want), "pop order", seed_, op);
+    CHECK(same_event(got, want), queue_check::at("pop order", seed_, op));
     if (std::isfinite(want.time) && want.time > now_) now_ = want.time;
     reference_.pop();
   }
 
   void drain(long op) {
     while (!reference_.empty()) {
-      expect(!queue_.empty(), "drain: queue empty early", seed_, op);
+      CHECK(!queue_.empty(), queue_check::at("drain: queue empty early", seed_, op));
       if (queue_.empty()) return;
       pop_one(op);
     }
-    expect(queue_.empty() && std::isinf(queue_.top_time()), "drained", seed_, op);
+    CHECK(queue_.empty() && std::isinf(queue_.top_time()), queue_check::at("drained", seed_, op));
     now_ = std::isfinite(now_) && now_ < 1e12 ? now_ : 0.0;
   }
 
@@ -179,7 +178,7 @@ class Stream {
     for (; !copy.empty(); copy.pop()) theirs.push_back(key(copy.top()));
     std::sort(mine.begin(), mine.end());
     std::sort(theirs.begin(), theirs.end());
-    expect(mine == theirs, "for_each visits the pending events", seed_, op);
+    CHECK(mine == theirs, queue_check::at("for_each visits the pending events", seed_, op));
   }
 
   std::uint64_t seed_;
@@ -213,8 +212,8 @@ void test_streams() {
   std::printf("calendar in use for %.0f%% of operations, %llu rebuilds\n",
               100.0 * static_cast<double>(calendar_ops) / static_cast<double>(ops),
               static_cast<unsigned long long>(rebuilds));
-  expect(calendar_ops * 2 > ops, "the calendar was in use for most operations", 0, 0);
-  expect(rebuilds > 100, "the calendar rebuilt often", 0, 0);
+  CHECK(calendar_ops * 2 > ops, "the calendar was in use for most operations");
+  CHECK(rebuilds > 100, "the calendar rebuilt often");
 }
 
 // Equal times only: no width fits, the heap serves alone and stays exact.
@@ -231,7 +230,7 @@ void test_one_time() {
     reference.push(e);
   }
   while (!reference.empty()) {
-    expect(same_event(queue.pop(), reference.top()), "one time: order", 0, 0);
+    CHECK(same_event(queue.pop(), reference.top()), "one time: order");
     reference.pop();
   }
 }
@@ -254,37 +253,33 @@ void test_nan_times() {
       reference.push(e);
     }
     for (int i = 0; i < 500; ++i) {  // the calendar is in use by now
-      expect(same_event(queue.pop(), reference.top()), "nan: order before", 0, i);
+      CHECK(same_event(queue.pop(), reference.top()), queue_check::at("nan: order before", 0, i));
       reference.pop();
     }
-    expect(queue.calendar_stats().in_use, "nan: calendar in use before", 0, 0);
+    CHECK(queue.calendar_stats().in_use, "nan: calendar in use before");
     seer::Event odd;
     odd.time = nan;
     odd.source = 9;
     queue.push(odd);
-    expect(!queue.calendar_stats().in_use, "nan: heap only after", 0, 0);
-    expect(queue.size() == reference.size() + 1, "nan: size", 0, 0);
+    CHECK(!queue.calendar_stats().in_use, "nan: heap only after");
+    CHECK(queue.size() == reference.size() + 1, "nan: size");
     const bool first = std::signbit(nan);
-    if (first) expect(same_event(queue.pop(), odd), "nan: -NaN first", 0, 0);
+    if (first) CHECK(same_event(queue.pop(), odd), "nan: -NaN first");
     while (!reference.empty()) {
-      expect(same_event(queue.pop(), reference.top()), "nan: order after", 0, 0);
+      CHECK(same_event(queue.pop(), reference.top()), "nan: order after");
       reference.pop();
     }
-    if (!first) expect(same_event(queue.pop(), odd), "nan: +NaN last", 0, 0);
-    expect(queue.empty(), "nan: drained", 0, 0);
+    if (!first) CHECK(same_event(queue.pop(), odd), "nan: +NaN last");
+    CHECK(queue.empty(), "nan: drained");
   }
 }
 
 }  // namespace
 
 int main() {
+  check::stop_after = 20;  // a broken queue fails every later operation
   test_streams();
   test_one_time();
   test_nan_times();
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  std::printf("test_serial_event_queue_calendar: ok\n");
-  return 0;
+  return check::report("test_serial_event_queue_calendar");
 }

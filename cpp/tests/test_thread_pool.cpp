@@ -19,6 +19,9 @@
 //  7. prewake(): before the first run (no workers: a no-op), while workers
 //     are parked (they wake and spin; the next run is correct), while they
 //     spin, and repeatedly with no run in between (they park again).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -29,9 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include "check.hpp"
 #include "spin_barrier.hpp"
 #include "thread_pool.hpp"
 
@@ -44,14 +45,6 @@
 #endif
 
 namespace {
-
-std::atomic<int> failures{0};
-
-void fail(const char* what, unsigned long long a = 0, unsigned long long b = 0) {
-  if (failures.fetch_add(1, std::memory_order_relaxed) < 20) {
-    std::fprintf(stderr, "FAILED: %s (%llu, %llu)\n", what, a, b);
-  }
-}
 
 void sleep_us(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
 
@@ -73,7 +66,7 @@ void checked_run(seer::ThreadPool& pool, Slot* slots, std::uint64_t& input,
   const std::uint64_t* in = &input;
   std::function<void(unsigned)> job = [&](unsigned i) {
     if (i >= n) {
-      fail("participant index out of range", i, n);
+      FAIL("participant index out of range", i, n);
       return;
     }
     if (uneven && i == run_no % n) sleep_us(50);  // one slow participant
@@ -83,20 +76,20 @@ void checked_run(seer::ThreadPool& pool, Slot* slots, std::uint64_t& input,
   };
   pool.run(job);
   for (unsigned i = 0; i < n; ++i) {
-    if (slots[i].hits != run_no + 1) fail("participant did not run exactly once", i, run_no);
-    if (slots[i].seen != input) fail("participant missed the caller's write", i, run_no);
+    if (slots[i].hits != run_no + 1) FAIL("participant did not run exactly once", i, run_no);
+    if (slots[i].seen != input) FAIL("participant missed the caller's write", i, run_no);
     for (unsigned j = 0; j < i; ++j) {
-      if (slots[i].thread == slots[j].thread) fail("two participants on one thread", i, j);
+      if (slots[i].thread == slots[j].thread) FAIL("two participants on one thread", i, j);
     }
   }
-  if (slots[0].thread != std::this_thread::get_id()) fail("index 0 not on the caller", run_no);
+  if (slots[0].thread != std::this_thread::get_id()) FAIL("index 0 not on the caller", run_no);
 }
 
 void test_many_runs() {
   std::mt19937_64 rng(12345);
   for (unsigned size = 1; size <= kMaxThreads; ++size) {
     seer::ThreadPool pool(size);
-    if (pool.size() != size) fail("size()", pool.size(), size);
+    if (pool.size() != size) FAIL("size()", pool.size(), size);
     Slot slots[kMaxThreads];
     std::uint64_t input = 0;
     const std::uint64_t runs = 300;
@@ -114,7 +107,7 @@ void test_many_runs() {
   }
   // size 0 is clamped to 1.
   seer::ThreadPool zero(0);
-  if (zero.size() != 1) fail("ThreadPool(0).size() != 1", zero.size());
+  if (zero.size() != 1) FAIL("ThreadPool(0).size() != 1", zero.size());
 }
 
 void test_parked_wakeups() {
@@ -162,7 +155,7 @@ void test_destruction() {
       seer::ThreadPool spinning(size);
       std::atomic<unsigned> ran{0};
       spinning.run([&](unsigned) { ran.fetch_add(1, std::memory_order_relaxed); });
-      if (ran.load() != size) fail("run() before destruction", ran.load(), size);
+      if (ran.load() != size) FAIL("run() before destruction", ran.load(), size);
     }  // destroyed while its workers spin
     {
       seer::ThreadPool parked(size);
@@ -199,8 +192,8 @@ void test_spin_barrier() {
       }
       barrier.arrive_and_wait();  // the plain overload too
     });
-    if (bad.load() != 0) fail("SpinBarrier: on_last effects not visible", size, bad.load());
-    if (last_runs != generations) fail("SpinBarrier: on_last count", last_runs, generations);
+    if (bad.load() != 0) FAIL("SpinBarrier: on_last effects not visible", size, bad.load());
+    if (last_runs != generations) FAIL("SpinBarrier: on_last count", last_runs, generations);
   }
 }
 
@@ -213,7 +206,7 @@ void test_fork() {
   std::fflush(nullptr);
   const pid_t child = ::fork();
   if (child < 0) {
-    fail("fork() failed");
+    FAIL("fork() failed");
     return;
   }
   if (child == 0) {
@@ -226,10 +219,10 @@ void test_fork() {
   }
   int status = 0;
   ::waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("pool in a forked child", status);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) FAIL("pool in a forked child", status);
   ran.store(0);
   pool.run(count);
-  if (ran.load() != 3) fail("parent pool after fork()", ran.load());
+  if (ran.load() != 3) FAIL("parent pool after fork()", ran.load());
 }
 #endif
 
@@ -253,11 +246,6 @@ int main() {
 #endif
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int f = failures.load();
-  if (f == 0) {
-    std::printf("test_thread_pool: all passed (%.2f s)\n", secs);
-  } else {
-    std::fprintf(stderr, "test_thread_pool: %d failure(s)\n", f);
-  }
-  return f == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  std::printf("test_thread_pool: %.2f s\n", secs);
+  return check::report("test_thread_pool");
 }

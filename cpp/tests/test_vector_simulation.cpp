@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "builtin_models.hpp"
+#include "check.hpp"
 #include "comparison_executors.hpp"
 #include "executor.hpp"
 #include "model_registry.hpp"
@@ -23,12 +24,6 @@
 #include "vector_simulation.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Case {
   const char* model;
@@ -79,16 +74,15 @@ void run_case(const Case& c, std::size_t num_envs, const char* executor, unsigne
     }
     const auto errors = vec.step(actions, nullptr, modes.data(), seeds.data());
     for (std::size_t i = 0; i < num_envs; ++i) {
-      if (errors[i]) fail(std::string(c.model) + ": instance raised");
+      if (errors[i]) FAIL(std::string(c.model) + ": instance raised");
       if (vec.at(i).digest() != refs[i]->digest()) {
-        fail(std::string(c.model) + ": instance " + std::to_string(i) + " differs after step " +
-             std::to_string(step) + " (" + executor + ", " + std::to_string(threads) +
-             " threads)");
+        FAIL(std::string(c.model) + ": instance " + std::to_string(i) + " differs after step " +
+             std::to_string(step) + " (" + executor + ", " + std::to_string(threads) + " threads)");
       }
       const float* ref_obs = refs[i]->outputs().observations;
       for (std::size_t k = 0; k < spec.num_agents * spec.obs_dim; ++k) {
         if (obs[i * spec.num_agents * spec.obs_dim + k] != ref_obs[k]) {
-          fail(std::string(c.model) + ": batch observation buffer differs");
+          FAIL(std::string(c.model) + ": batch observation buffer differs");
           break;
         }
       }
@@ -115,16 +109,16 @@ void interrupt_before_step(const char* executor, unsigned threads) {
   const std::vector<std::uint8_t> reset(2, seer::VectorSimulation::kReset);
   const std::vector<std::uint8_t> step(2, seer::VectorSimulation::kStep);
   auto failed = vec.step(actions.data(), nullptr, reset.data(), seeds.data());
-  if (failed[0] || failed[1]) fail(label + ": reset failed");
+  if (failed[0] || failed[1]) FAIL(label + ": reset failed");
   vec.request_interrupt();
   failed = vec.step(actions.data(), nullptr, step.data(), seeds.data());
   for (std::size_t i = 0; i < 2; ++i) {
-    if (!failed[i]) fail(label + ": instance " + std::to_string(i) + " was not interrupted");
-    if (!vec.at(i).needs_reset()) fail(label + ": an interrupted instance does not need a reset");
+    if (!failed[i]) FAIL(label + ": instance " + std::to_string(i) + " was not interrupted");
+    if (!vec.at(i).needs_reset()) FAIL(label + ": an interrupted instance does not need a reset");
   }
   vec.clear_interrupt();
   failed = vec.step(actions.data(), nullptr, reset.data(), seeds.data());
-  if (failed[0] || failed[1]) fail(label + ": reset after the interrupt failed");
+  if (failed[0] || failed[1]) FAIL(label + ": reset after the interrupt failed");
 }
 
 }  // namespace
@@ -149,10 +143,9 @@ int main() {
   for (const auto& [name, threads] : {std::pair<const char*, unsigned>{"nope", 1}, {"parallel", 0}}) {
     try {
       seer::make_batch_runner(name, threads);
-      fail(std::string("make_batch_runner accepted ") + name + " x" + std::to_string(threads));
+      FAIL(std::string("make_batch_runner accepted ") + name + " x" + std::to_string(threads));
     } catch (const std::invalid_argument&) {
     }
   }
-  if (failures == 0) std::printf("test_vector_simulation: all passed\n");
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return check::report("test_vector_simulation");
 }

@@ -12,15 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "check.hpp"
 #include "wake_calendar.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -45,7 +40,7 @@ void check_against_reference(std::uint64_t seed, double t_begin, double t_end, d
     const double lb = calendar.earliest();
     double expected_lb = kInf;
     for (const auto& entry : reference) expected_lb = std::min(expected_lb, entry.first);
-    if (lb != expected_lb) fail(where + "earliest() " + std::to_string(lb));
+    if (lb != expected_lb) FAIL(where + "earliest() " + std::to_string(lb));
     horizon = std::min(std::max(lb + lookahead * unit(rng), std::nextafter(lb, kInf)), t_end);
     std::vector<seer::EntityId> popped;
     calendar.pop_before(horizon, [&](seer::EntityId id) { popped.push_back(id); });
@@ -62,7 +57,7 @@ void check_against_reference(std::uint64_t seed, double t_begin, double t_end, d
     std::sort(popped.begin(), popped.end());
     std::sort(expected.begin(), expected.end());
     if (popped != expected) {
-      fail(where + "pop_before(" + std::to_string(horizon) + ") handed out " +
+      FAIL(where + "pop_before(" + std::to_string(horizon) + ") handed out " +
            std::to_string(popped.size()) + " entries, expected " + std::to_string(expected.size()));
     }
     for (seer::EntityId id : popped) {
@@ -71,7 +66,7 @@ void check_against_reference(std::uint64_t seed, double t_begin, double t_end, d
     if (horizon >= t_end) break;
   }
   calendar.pop_before(t_end, [&](seer::EntityId) {});
-  if (calendar.earliest() != kInf) fail(where + "entries left after the last round");
+  if (calendar.earliest() != kInf) FAIL(where + "entries left after the last round");
 }
 
 void test_step_boundaries() {
@@ -79,16 +74,16 @@ void test_step_boundaries() {
   calendar.start(10.0, 20.0, 1.0);
   calendar.add(20.0, 1);  // at t_end: the next step's begin read finds it
   calendar.add(kInf, 2);
-  if (calendar.earliest() != kInf) fail("times at or after t_end were kept");
+  if (calendar.earliest() != kInf) FAIL("times at or after t_end were kept");
   calendar.add(15.0, 3);
   calendar.add(10.0, 4);
-  if (calendar.earliest() != 10.0) fail("earliest() at t_begin");
+  if (calendar.earliest() != 10.0) FAIL("earliest() at t_begin");
   std::vector<seer::EntityId> popped;
   calendar.pop_before(10.5, [&](seer::EntityId id) { popped.push_back(id); });
-  if (popped != std::vector<seer::EntityId>{4}) fail("pop_before(10.5)");
+  if (popped != std::vector<seer::EntityId>{4}) FAIL("pop_before(10.5)");
   calendar.start(20.0, 30.0, 1.0);  // the next step: nothing of the last one
-  if (calendar.earliest() != kInf) fail("start() kept an entry");
-  calendar.pop_before(30.0, [&](seer::EntityId) { fail("start() kept an entry to pop"); });
+  if (calendar.earliest() != kInf) FAIL("start() kept an entry");
+  calendar.pop_before(30.0, [&](seer::EntityId) { FAIL("start() kept an entry to pop"); });
 }
 
 }  // namespace
@@ -109,10 +104,5 @@ int main() {
       check_against_reference(seed++, step.t_begin, step.t_end, step.lookahead);
     }
   }
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  std::printf("test_wake_calendar: ok\n");
-  return 0;
+  return check::report("test_wake_calendar");
 }

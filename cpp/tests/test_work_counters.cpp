@@ -16,18 +16,13 @@
 #include <vector>
 
 #include "builtin_models.hpp"
+#include "check.hpp"
 #include "model_registry.hpp"
 #include "parallel_executor.hpp"
 #include "seer/config.hpp"
 #include "simulation.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  if (++failures <= 20) std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Counters {
   std::uint64_t events, rounds, ready, queue_reads;
@@ -76,21 +71,23 @@ void check_model(const char* name, const char* model, const seer::Config& config
   for (int s = 0; s < steps; ++s) {
     const std::string where = std::string(name) + " step " + std::to_string(s) + ": ";
     const Counters& c = two[s];
-    if (c.events != serial[s].events) fail(where + "events differ from serial: " + show(c));
+    if (c.events != serial[s].events) FAIL(where + "events differ from serial: " + show(c));
     if (one[s].ready != 0 || one[s].queue_reads != 0) {
-      fail(where + "the serial loop reported round counters: " + show(one[s]));
+      FAIL(where + "the serial loop reported round counters: " + show(one[s]));
     }
-    if (c.queue_reads != entities + c.ready) fail(where + "queue_reads != entities + ready: " + show(c));
-    if (c.events > 0 && (c.ready == 0 || c.ready > c.events)) fail(where + "ready outside (0, events]: " + show(c));
-    if (c.ready > c.rounds * entities) fail(where + "ready > rounds x entities: " + show(c));
+    if (c.queue_reads != entities + c.ready)
+      FAIL(where + "queue_reads != entities + ready: " + show(c));
+    if (c.events > 0 && (c.ready == 0 || c.ready > c.events))
+      FAIL(where + "ready outside (0, events]: " + show(c));
+    if (c.ready > c.rounds * entities) FAIL(where + "ready > rounds x entities: " + show(c));
   }
   for (unsigned threads : {2u, 3u, 4u}) {
     for (int repeat = 0; repeat < 2; ++repeat) {
       const std::vector<Counters> again = run(model, config, "parallel", threads, steps);
       for (int s = 0; s < steps; ++s) {
         if (!(again[s] == two[s])) {
-          fail(std::string(name) + " step " + std::to_string(s) + " on " +
-               std::to_string(threads) + " threads: " + show(again[s]) + " vs " + show(two[s]));
+          FAIL(std::string(name) + " step " + std::to_string(s) + " on " + std::to_string(threads) +
+               " threads: " + show(again[s]) + " vs " + show(two[s]));
         }
       }
     }
@@ -109,10 +106,5 @@ int main() {
   check_model("aircraft", "aircraft",
               seer::Config({{"num_uavs", 40}, {"substeps", 4}, {"arena_size", 30}, {"beacon_every", 2}}),
               40, 4);
-  if (failures != 0) {
-    std::fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  std::printf("test_work_counters: ok\n");
-  return 0;
+  return check::report("test_work_counters");
 }

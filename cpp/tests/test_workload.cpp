@@ -10,18 +10,12 @@
 #include <string>
 
 #include "builtin_models.hpp"
+#include "check.hpp"
 #include "model_registry.hpp"
 #include "phold/phold.hpp"
 #include "seer/workload.hpp"
 
 namespace {
-
-int failures = 0;
-
-void fail(const std::string& what) {
-  ++failures;
-  std::fprintf(stderr, "FAILED: %s\n", what.c_str());
-}
 
 struct Rec {
   std::uint64_t a;
@@ -47,21 +41,21 @@ void test_records() {
       {SEER_FIELD(Rec, a), SEER_FIELD(Rec, b), SEER_FIELD(Rec, c), SEER_FIELD(Rec, d)}, known);
   if (ok.fields[3].type != "<f8" || ok.fields[3].shape.size() != 1 || ok.fields[3].shape[0] != 3 ||
       ok.fields[3].offset != offsetof(Rec, d) || ok.fields[1].type != "<u4") {
-    fail("field types, shapes or offsets");
+    FAIL("field types, shapes or offsets");
   }
   const std::string missing = error_of<std::logic_error>([&] {
     seer::checked_record("rec", sizeof(Rec), {SEER_FIELD(Rec, a), SEER_FIELD(Rec, c), SEER_FIELD(Rec, d)},
                          known);
   });
   if (missing.find("field c at byte 12 but the previous field ends at byte 8") == std::string::npos) {
-    fail("missing middle field not refused: " + missing);
+    FAIL("missing middle field not refused: " + missing);
   }
   const std::string short_tail = error_of<std::logic_error>([&] {
     seer::checked_record("rec", sizeof(Rec), {SEER_FIELD(Rec, a), SEER_FIELD(Rec, b), SEER_FIELD(Rec, c)},
                          known);
   });
   if (short_tail.find("fields cover 16 bytes of 40") == std::string::npos) {
-    fail("missing last field not refused: " + short_tail);
+    FAIL("missing last field not refused: " + short_tail);
   }
 }
 
@@ -77,16 +71,16 @@ void test_params() {
   const seer::WorkloadDecl decl = toy_decl();
   seer::Config empty;
   seer::Params p(decl, empty);
-  if (p.integer("n") != 5 || p.real("x") != 2.5) fail("declared defaults");
+  if (p.integer("n") != 5 || p.real("x") != 2.5) FAIL("declared defaults");
   seer::Config bad({{"x", 0.0}});
   seer::Params q(decl, bad);
   const std::string msg = error_of<std::invalid_argument>([&] { q.real("x"); });
-  if (msg != "x must be a finite number in (0, 9], got 0") fail("bound message: " + msg);
+  if (msg != "x must be a finite number in (0, 9], got 0") FAIL("bound message: " + msg);
   if (error_of<std::logic_error>([&] { p.real("nope"); }).find("lacks") == std::string::npos) {
-    fail("undeclared read not refused");
+    FAIL("undeclared read not refused");
   }
   if (error_of<std::logic_error>([&] { p.real("n"); }).find("wrong type") == std::string::npos) {
-    fail("wrong type not refused");
+    FAIL("wrong type not refused");
   }
 }
 
@@ -97,19 +91,19 @@ void test_registry_checks_the_model_against_its_declaration() {
   seer::register_model("phold_extra", extra, seer::make_phold);
   std::string msg = error_of<std::logic_error>([] { seer::make_model("phold_extra", {}); });
   if (msg.find("declares parameter 'never_read' but never reads it") == std::string::npos) {
-    fail("unread declared parameter: " + msg);
+    FAIL("unread declared parameter: " + msg);
   }
   seer::WorkloadDecl fewer = seer::phold_workload();
   fewer.params.pop_back();  // hot_work: still read by the model, through Params
   seer::register_model("phold_fewer", fewer, seer::make_phold);
   msg = error_of<std::logic_error>([] { seer::make_model("phold_fewer", {}); });
-  if (msg.find("hot_work") == std::string::npos) fail("undeclared read: " + msg);
+  if (msg.find("hot_work") == std::string::npos) FAIL("undeclared read: " + msg);
   const seer::WorkloadDecl pcs = seer::workload_decl("pcs");
   if (pcs.find_param("width") == nullptr || pcs.find_record("state") == nullptr) {
-    fail("registry lost the pcs declaration");
+    FAIL("registry lost the pcs declaration");
   }
   msg = error_of<std::invalid_argument>([] { seer::workload_decl("nope"); });
-  if (msg.find("got 'nope'") == std::string::npos) fail("unknown name: " + msg);
+  if (msg.find("got 'nope'") == std::string::npos) FAIL("unknown name: " + msg);
 }
 
 }  // namespace
@@ -118,7 +112,5 @@ int main() {
   test_records();
   test_params();
   test_registry_checks_the_model_against_its_declaration();
-  if (failures) return 1;
-  std::printf("test_workload: ok\n");
-  return 0;
+  return check::report("test_workload");
 }

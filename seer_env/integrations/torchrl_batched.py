@@ -48,10 +48,18 @@ step overwrites) and one copy of the info table. ``step_and_maybe_reset``
 next root's TensorDicts itself, equal to TorchRL's ``step`` + ``step_mdp`` +
 ``maybe_reset`` (tested entry by entry) without ``step_mdp``'s key walking.
 
-Private APIs this relies on, each pinned by tests: TorchRL's
-``EnvBase._step_and_maybe_reset`` and ``_step_proc_data`` (overridden), and
-TensorDict's ``TensorDict._new_unsafe`` and ``_set_str(..., validated=True)``
-(building TensorDicts from entries that already have the right shapes).
+TorchRL's hooks for an env are ``_reset``, ``_step`` and ``_set_seed``
+(``EnvBase``'s abstract methods). Beyond them this relies on private APIs, each
+pinned by tests: TorchRL's ``EnvBase._step_and_maybe_reset`` and
+``_step_proc_data``, overridden for speed (TorchRL has no public hook for
+either: the public ``step_and_maybe_reset`` and ``step`` call them), its
+``_post_step_mdp_hooks`` (read: a transform's hook sends steps the generic
+route), and TensorDict's ``TensorDict._new_unsafe`` and ``_set_str(...,
+validated=True)`` (building TensorDicts from entries that already have the
+right shapes).
+
+The specs are built in ``torchrl_specs``, the outputs' tensors and TensorDicts
+in ``torchrl_tensordicts``.
 
 Seeding: ``env.set_seed(s)`` (or ``reset(seed=s)``) makes the next full reset
 seed instance ``i`` with ``s + i``, exactly as ``SeerVectorEnv.reset(seed=s)``.
@@ -60,23 +68,24 @@ seed instance ``i`` with ``s + i``, exactly as ``SeerVectorEnv.reset(seed=s)``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase, is_tensor_collection
-from torchrl.data import Bounded, Categorical, Composite, Unbounded
+from tensordict import TensorDict, TensorDictBase
 from torchrl.envs import EnvBase
 
+from seer_env.integrations.torchrl_specs import FLAGS, unbatched_specs
+from seer_env.integrations.torchrl_tensordicts import StepTensors, TensorDictBuilder
+from seer_env.registry import make
 from seer_env.snapshot import Snapshot
 from seer_env.validation import validate_seed
 from seer_env.vector import SeerVectorEnv
 
 __all__ = ["SeerBatchedEnv", "make_batched_env"]
 
-_FLAGS = ("done", "terminated", "truncated")
 # Root entries a step writes or TorchRL reserves: not a group's name.
-_ROOT_KEYS = frozenset({"next", "_reset", "state", "is_init", *_FLAGS})
+_ROOT_KEYS = frozenset({"next", "_reset", "state", "is_init", *FLAGS})
 
 
 @dataclasses.dataclass
@@ -92,24 +101,7 @@ class _Ends:
     any_done: bool  # done.any()
 
 
-class _StepTensors(NamedTuple):
-    """One reset's or step's outputs as tensors of their own (no buffer the next step writes)."""
-
-    observation: torch.Tensor  # float32 [m, a, obs_dim]
-    mask: torch.Tensor  # bool [m, a]
-    reward: torch.Tensor | None  # float32 [m, a, 1]; None for a reset
-    info: dict[str, torch.Tensor]  # int64 [m, a] per info key (each TensorDict copies it)
-    done: torch.Tensor  # bool [m, 1], as terminated and truncated
-    terminated: torch.Tensor
-    truncated: torch.Tensor
-    agent_flags: tuple[torch.Tensor, ...]  # each agent's done, terminated, truncated [m, a, 1]
-    state: torch.Tensor  # float32 [m, state_dim]
-    is_init: torch.Tensor  # bool [m, 1]
-    neighbours: torch.Tensor | None  # int64 [m, a, max_degree] when asked for
-    any_done: bool  # done.any(), for maybe_reset
-
-
-class SeerBatchedEnv(EnvBase):
+class SeerBatchedEnv(TensorDictBuilder, EnvBase):
     """``num_envs`` instances of a seer_env env as one batched TorchRL env.
 
     Args:
@@ -177,9 +169,10 @@ class SeerBatchedEnv(EnvBase):
         self._not_kept = frozenset({*_ROOT_KEYS, self.group})
         # What step_mdp drops from the group (reward), or takes from "next".
         self._group_replaced = frozenset(
-            {"reward", "observation", "mask", "info", "neighbours", *_FLAGS}
+            {"reward", "observation", "mask", "info", "neighbours", *FLAGS}
         )
         self._make_specs()
+        self._render_env = None  # render()'s single env, built on demand
 
     def neighbours(self) -> torch.Tensor:
         """Every instance's neighbour table, ``int64[num_envs, n_agents, max_degree]``.
@@ -199,69 +192,11 @@ class SeerBatchedEnv(EnvBase):
 
     # -- specs ----------------------------------------------------------------------------------
     def _make_specs(self) -> None:
-        vec, a = self._vec, self.n_agents
-        obs_space = vec.single_observation_space
-        obs_shape = torch.Size([a, *obs_space.shape])
-        low = torch.as_tensor(obs_space.low).expand(obs_shape)
-        high = torch.as_tensor(obs_space.high).expand(obs_shape)
-        if torch.isfinite(low).all() and torch.isfinite(high).all():
-            observation = Bounded(low, high, obs_shape, dtype=torch.float32)
-        else:
-            observation = Unbounded(obs_shape, dtype=torch.float32)
-        group_obs = Composite(
-            observation=observation,
-            mask=Categorical(2, torch.Size([a]), dtype=torch.bool),
-            shape=torch.Size([a]),
-        )
-        rule = vec._neighbour_rule
-        if self._neighbours:
-            group_obs["neighbours"] = Bounded(
-                -1, a - 1, torch.Size([a, rule.max_degree]), dtype=torch.int64
-            )
-        if self._info_keys:
-            group_obs["info"] = Composite(
-                {k: Unbounded(torch.Size([a]), dtype=torch.int64) for k in self._info_keys},
-                shape=torch.Size([a]),
-            )
-        act_space = vec.single_action_space
-        if self._vec._discrete:
-            action = Categorical(act_space.n, torch.Size([a]), dtype=torch.int64)
-        else:
-            act_shape = torch.Size([a, *act_space.shape])
-            action = Bounded(
-                torch.as_tensor(act_space.low).expand(act_shape),
-                torch.as_tensor(act_space.high).expand(act_shape),
-                act_shape,
-                dtype=torch.float32,
-            )
-        g = self.group
-        state_space = vec.single_state_space
-        self.full_observation_spec_unbatched = Composite(
-            {
-                g: group_obs,
-                "state": Bounded(
-                    torch.as_tensor(state_space.low),
-                    torch.as_tensor(state_space.high),
-                    torch.Size(state_space.shape),
-                    dtype=torch.float32,
-                ),
-                "is_init": Categorical(2, torch.Size([1]), dtype=torch.bool),
-            }
-        )
-        self.full_action_spec_unbatched = Composite(
-            {g: Composite(action=action, shape=torch.Size([a]))}
-        )
-        self.full_reward_spec_unbatched = Composite(
-            {g: Composite(reward=Unbounded(torch.Size([a, 1])), shape=torch.Size([a]))}
-        )
-        flag = Categorical(2, torch.Size([1]), dtype=torch.bool)
-        agent_flag = Categorical(2, torch.Size([a, 1]), dtype=torch.bool)
-        self.full_done_spec_unbatched = Composite(
-            {
-                **{k: flag.clone() for k in _FLAGS},
-                g: Composite({k: agent_flag.clone() for k in _FLAGS}, shape=torch.Size([a])),
-            }
-        )
+        specs = unbatched_specs(self._vec, self.group, self._neighbours, self._info_keys)
+        self.full_observation_spec_unbatched = specs.observation
+        self.full_action_spec_unbatched = specs.action
+        self.full_reward_spec_unbatched = specs.reward
+        self.full_done_spec_unbatched = specs.done
 
     # -- EnvBase --------------------------------------------------------------------------------
     def _set_seed(self, seed: int | None) -> None:
@@ -342,6 +277,25 @@ class SeerBatchedEnv(EnvBase):
         out = self._first_tensordict(mask, self._vec.sim.observations.copy())
         return out
 
+    # -- rendering ------------------------------------------------------------------------------
+    def render(self, mode: str = "rgb_array", env_index: int = 0) -> Any:
+        """Instance ``env_index`` drawn as its single env draws it (``VmasEnv``'s arguments).
+
+        The instance's snapshot is restored into a single env of the same
+        configuration with ``render_mode=mode`` (built at the first call and
+        kept), which renders it: ``uint8[H, W, 3]`` for ``"rgb_array"``, text
+        for ``"ansi"``. The instances are left as they are. TorchRL's
+        ``PixelRenderTransform(mode="rgb_array")`` records these frames.
+        """
+        env = self._render_env
+        if env is None or env.render_mode != mode:
+            config = {k: v for k, v in self._vec._config.items() if k != "executor"}
+            env = make(self.env_name, **{**config, "render_mode": mode, "num_threads": 1})
+            self._render_env = env
+        env.restore(self._vec.snapshot(env_index))
+        return env.render()
+
+    # -- stepping: TorchRL's hook, and the private methods overridden for speed ----------------
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         out = self._next_tensordict(self._advance(tensordict))
         if self._to_device:
@@ -406,7 +360,7 @@ class SeerBatchedEnv(EnvBase):
         return next_tensordict_out
 
     # -- one step -------------------------------------------------------------------------------
-    def _advance(self, tensordict: TensorDictBase) -> _StepTensors:
+    def _advance(self, tensordict: TensorDictBase) -> StepTensors:
         """Step every instance once with the input's actions: the step's tensors.
 
         Written for the common step (every agent still acting, nothing done):
@@ -459,117 +413,11 @@ class SeerBatchedEnv(EnvBase):
             ends.any_done = bool(done.any())
         return self._tensors(obs, rewards, alive, all_alive, flags, ends.any_done)
 
-    def _tensors(
-        self,
-        obs: np.ndarray,
-        rewards: np.ndarray | None,
-        alive: np.ndarray,
-        all_alive: bool,
-        flags: np.ndarray,
-        any_done: bool,
-    ) -> _StepTensors:
-        """A reset's or step's tensors from fresh arrays (nothing else holds them)."""
-        m, a = self._group_size
-        # Each agent's done, terminated, truncated: one fresh [3, m, a, 1] array.
-        agent_flags = np.zeros((3, m, a, 1), dtype=bool)
-        if not all_alive:
-            gone = ~alive.reshape(m, a, 1)
-            terminated = self._ends.terminated.reshape(m, a, 1)
-            agent_flags[0] = gone
-            np.logical_and(gone, terminated, out=agent_flags[1])
-            np.greater(gone, terminated, out=agent_flags[2])  # gone and not terminated
-        info: dict[str, torch.Tensor] = {}
-        if self._info_keys:
-            # One copy, key-major (the next step overwrites the buffer): each
-            # key's [m, a] column is then one contiguous slice of it.
-            table = self._vec.sim.infos.T.copy()
-            if not all_alive:
-                table[:, ~alive] = 0
-            # Tensors of their own, not views (unbind): cheaper, and no view tracking.
-            columns = table.reshape(-1, m, a)
-            info = {key: torch.from_numpy(columns[k]) for k, key in enumerate(self._info_keys)}
-        done, terminated, truncated, is_init = map(torch.from_numpy, flags)
-        neighbours = None
-        if self._neighbours:
-            neighbours = self.neighbours()
-            if self._static_neighbours is None and not all_alive:
-                neighbours[~torch.from_numpy(alive.reshape(m, a))] = -1
-        return _StepTensors(
-            observation=torch.from_numpy(obs.reshape(m, a, -1)),
-            mask=torch.from_numpy(alive.reshape(m, a)),
-            reward=(
-                None
-                if rewards is None
-                else torch.from_numpy(rewards.astype(np.float32).reshape(m, a, 1))
-            ),
-            info=info,
-            done=done,
-            terminated=terminated,
-            truncated=truncated,
-            agent_flags=tuple(map(torch.from_numpy, agent_flags)),
-            state=torch.from_numpy(self._vec.sim.states()),
-            is_init=is_init,
-            neighbours=neighbours,
-            any_done=any_done,
-        )
-
-    def _group_entries(self, t: _StepTensors) -> dict[str, Any]:
-        """A new group TensorDict's observation entries (its own info TensorDict)."""
-        group: dict[str, Any] = {"observation": t.observation, "mask": t.mask}
-        if self._info_keys:
-            group["info"] = TensorDict._new_unsafe(t.info, batch_size=self._group_size)
-        if t.neighbours is not None:
-            group["neighbours"] = t.neighbours
-        group["done"], group["terminated"], group["truncated"] = t.agent_flags
-        return group
-
-    def _next_tensordict(self, t: _StepTensors) -> TensorDictBase:
-        """The TensorDict of one reset/step (``"next"`` of a step)."""
-        group = self._group_entries(t)
-        if t.reward is not None:
-            group["reward"] = t.reward
-        return TensorDict._new_unsafe(
-            {
-                self.group: TensorDict._new_unsafe(group, batch_size=self._group_size),
-                "state": t.state,
-                "is_init": t.is_init,
-                "done": t.done,
-                "terminated": t.terminated,
-                "truncated": t.truncated,
-            },
-            batch_size=self.batch_size,
-        )
-
-    def _next_root(self, tensordict: TensorDictBase, t: _StepTensors) -> TensorDictBase:
-        """``step_mdp(tensordict)`` (as ``EnvBase.step_mdp``), built from the step's tensors.
-
-        Kept from the input: every entry but ``"next"``, ``"_reset"``, the done
-        flags and the group's reward (nested TensorDicts copied, tensors
-        shared, as ``step_mdp`` does); the group's observation entries and the
-        done flags are the step's.
-        """
-        g = self.group
-        root: dict[str, Any] = {}
-        group_in = None
-        for key, value in tensordict.items():
-            if key not in self._not_kept:
-                root[key] = _shallow_copy(value)
-            elif key == g:
-                group_in = value
-        group = {}
-        if group_in is not None:
-            for key, value in group_in.items():
-                if key not in self._group_replaced:
-                    group[key] = _shallow_copy(value)
-        group.update(self._group_entries(t))
-        root[g] = TensorDict._new_unsafe(group, batch_size=self._group_size)
-        root["state"], root["is_init"] = t.state, t.is_init
-        root["done"], root["terminated"], root["truncated"] = t.done, t.terminated, t.truncated
-        return TensorDict._new_unsafe(root, batch_size=self.batch_size)
-
     def close(self, *, raise_if_closed: bool = True) -> None:
-        """Release the vector env."""
+        """Release the vector env (and ``render()``'s env)."""
         self._vec.close()
+        if self._render_env is not None:
+            self._render_env.close()
         super().close(raise_if_closed=raise_if_closed)
 
     def __repr__(self) -> str:
@@ -592,13 +440,6 @@ def _action_numpy(action: Any, key: Any) -> np.ndarray:
             f"the action at {key!r} has dtype {action.dtype}, which NumPy cannot hold: "
             "give int64 (Discrete) or float32 (Box) actions"
         ) from None
-
-
-def _shallow_copy(value: Any) -> Any:
-    """A tensor as is, a nested TensorDict's structure copied (as ``step_mdp`` keeps them)."""
-    if isinstance(value, torch.Tensor) or not is_tensor_collection(value):
-        return value
-    return value.copy()
 
 
 def make_batched_env(name: str, num_envs: int, **config: Any) -> SeerBatchedEnv:

@@ -19,20 +19,10 @@ See docs/stpa.md.
 
 from __future__ import annotations
 
-# Besides the public names (__all__), the internals tests and tools reach as
-# ``stpa.X`` are re-exported (``X as X``): DecisionCache, Candidate, Preflight,
-# SERIAL, TIE, _preflight and the rules _decide, _pick, _pick_contended.
-from seer_env.stpa.cache import DecisionCache as DecisionCache
+# The public API only; the internals (DecisionCache, Candidate, the rules...) are
+# imported from the module that defines them.
 from seer_env.stpa.chooser import choose
 from seer_env.stpa.decision import Decision
-from seer_env.stpa.measure import _preflight as _preflight
-from seer_env.stpa.preflight import SERIAL as SERIAL
-from seer_env.stpa.preflight import Candidate as Candidate
-from seer_env.stpa.preflight import Preflight as Preflight
-from seer_env.stpa.rules import TIE as TIE
-from seer_env.stpa.rules import _decide as _decide
-from seer_env.stpa.rules import _pick as _pick
-from seer_env.stpa.rules import _pick_contended as _pick_contended
 from seer_env.stpa.threads import (
     AUTO,
     OversubscriptionWarning,

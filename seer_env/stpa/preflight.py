@@ -63,9 +63,11 @@ def preflight_actions(spec: dict, seed: int, step: int) -> np.ndarray:
 
 
 def _decision_step(sim: _core.Simulation, actions: np.ndarray) -> tuple[float, dict]:
-    """One step of a model whose agents ask (event-driven decisions): each
-    request answered with its agent's row of ``actions``; the time is the whole
-    step's, the answers' round trips included."""
+    """One step of a model whose agents ask (event-driven decisions).
+
+    Each request is answered with its agent's row of ``actions``; the time is
+    the whole step's, the answers' round trips included.
+    """
     start = time.perf_counter()
     while sim.advance() == "decisions":
         agents, _ = sim.requests()

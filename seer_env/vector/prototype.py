@@ -18,8 +18,10 @@ def prototype(name: str | type[NumbaModel], config: dict) -> SeerParallelEnv:
     or a plugin's, as ``SeerParallelEnv`` takes it) or a compiled NumbaModel;
     its keywords are the runtime options (``seer_env.options``) and its parameters.
     """
-    if isinstance(name, str) and name in _core.model_names() and _core.workload_spec(name).get(
-        "decisions"
+    if (
+        isinstance(name, str)
+        and name in _core.model_names()
+        and _core.workload_spec(name).get("decisions")
     ):
         raise ValueError(
             f"model {name!r} has its agents act when their events ask (decisions); the vector "

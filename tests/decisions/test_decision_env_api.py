@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from decision_models import Tally
+from interrupt_points import walk_points
 
 import seer_env
 from seer_env import _core
 from seer_env.aec import aec_env
-from interrupt_points import walk_points
 
 
 def admission(**options):
@@ -90,8 +90,8 @@ def test_aec_walks_the_asked_agents_and_ends_in_the_same_bytes():
         aec = aec_env(env)
         aec.reset(seed=3)
         last_time = -1.0
-        for agent in aec.agent_iter(max_iter=100_000):
-            obs, _, term, trunc, info = aec.last()
+        for _ in aec.agent_iter(max_iter=100_000):
+            _, _, term, trunc, info = aec.last()
             if not (term or trunc):
                 assert info["decision_time"] >= last_time or options.get("executor")
                 last_time = info["decision_time"]

@@ -1,4 +1,4 @@
-"""Decisions answered a lookahead window at a time equal the one-at-a-time reference, byte for byte."""
+"""Decisions answered a window at a time equal the one-at-a-time reference, byte for byte."""
 
 import pytest
 from decision_models import Tally, TallyNumba
@@ -22,7 +22,9 @@ def test_checked_steps_change_no_byte_of_the_decisions():
     def checked(**options):
         return pcs_admission(check=True, **options)
 
-    assert_decisions_equivalent(checked, seeds=(5,), threads=(1, 2), executors=("serial", "parallel"))
+    assert_decisions_equivalent(
+        checked, seeds=(5,), threads=(1, 2), executors=("serial", "parallel")
+    )
 
 
 def test_a_compiled_numba_model_asking_for_actions_equals_its_reference():

@@ -442,8 +442,9 @@ def test_absurd_size_refused_with_estimate(monkeypatch):
 
 
 def test_memory_estimate_allows_the_defaults():
-    env = pcs_v0.parallel_env(executor="serial")
-    env.reset(seed=0)
+    env = pcs_v0.parallel_env(executor="serial")  # the memory check runs here
+    obs, _ = env.reset(seed=0)
+    assert list(obs) == env.possible_agents
 
 
 # -- the low-level Simulation ---------------------------------------------------------------------

@@ -272,6 +272,7 @@ EXIT_SCRIPT = textwrap.dedent(
     import seer_env.vector
     from seer_env.envs import aircraft_v0, pcs_v0
 
+    seer_env._core._register_comparison_executors()  # locked, barrier: the tests' and bench's
     envs = [pcs_v0.parallel_env(width=8, height=8, executor=ex, num_threads=3, seed=0)
             for ex in ("parallel", "locked", "barrier")]
     envs.append(aircraft_v0.parallel_env(num_uavs=16, executor="parallel", num_threads=2))

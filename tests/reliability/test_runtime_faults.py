@@ -266,7 +266,10 @@ def test_a_lookahead_the_clock_cannot_resolve_breaks_no_contract(make, config):
 # -- 13. fork while another thread steps -------------------------------------------------------
 FORK_MID_STEP = """
 import os, threading, time
+from seer_env import _core
 from seer_env.envs import pcs_v0
+
+_core._register_comparison_executors()  # locked, barrier: a fresh interpreter lacks them
 
 def make(**kw):
     return pcs_v0.parallel_env(width=4, height=4, executor="{executor}", num_threads=2,

@@ -72,7 +72,7 @@ def make_fifo(tmp_path: Path) -> Path:
 
 def test_a_fifo_is_a_miss_never_read_blocking_and_left_alone(tmp_path):
     fifo = make_fifo(tmp_path)
-    cache = stpa.DecisionCache(fifo)
+    cache = stpa_cache.DecisionCache(fifo)
     assert within_deadline(lambda: cache.get("k"), fifo) is None
     status = within_deadline(lambda: cache.put("k", ENTRY), fifo)
     assert status == f"not stored ({fifo} is a FIFO, not a regular file: left alone)"
@@ -93,7 +93,7 @@ def test_choose_with_a_fifo_as_the_cache_measures_and_reports_it(monkeypatch, tm
 def test_a_directory_is_a_miss_and_left_alone(tmp_path):
     directory = tmp_path / "stpa.json"
     directory.mkdir()
-    cache = stpa.DecisionCache(directory)
+    cache = stpa_cache.DecisionCache(directory)
     assert cache.get("k") is None
     assert cache.put("k", ENTRY).endswith("is a directory, not a regular file: left alone)")
     assert directory.is_dir() and not any(directory.iterdir())
@@ -103,7 +103,7 @@ def test_a_symlink_to_a_fifo_is_a_miss_and_neither_is_replaced(tmp_path):
     fifo = make_fifo(tmp_path)
     link = tmp_path / "stpa.json"
     link.symlink_to(fifo)
-    cache = stpa.DecisionCache(link)
+    cache = stpa_cache.DecisionCache(link)
     assert within_deadline(lambda: cache.get("k"), fifo) is None
     assert "is a FIFO" in within_deadline(lambda: cache.put("k", ENTRY), fifo)
     assert link.is_symlink() and stat.S_ISFIFO(os.lstat(fifo).st_mode)
@@ -115,7 +115,7 @@ def test_a_symlink_to_a_regular_file_is_followed_and_kept(tmp_path):
     shared.write_text("")
     link = tmp_path / "stpa.json"
     link.symlink_to(shared)
-    cache = stpa.DecisionCache(link)
+    cache = stpa_cache.DecisionCache(link)
     assert cache.put("k", ENTRY) == "stored"
     assert link.is_symlink() and os.readlink(link) == str(shared)  # the link survives
     assert "k" in json.loads(shared.read_text())["entries"]  # its target holds the entry
@@ -131,7 +131,7 @@ def test_a_character_device_node_is_a_miss_and_left_alone(tmp_path):
         os.mknod(node, stat.S_IFCHR | 0o666, devnull.st_rdev)
     except (PermissionError, OSError) as exc:
         pytest.skip(f"cannot make a device node here: {exc}")
-    cache = stpa.DecisionCache(node)
+    cache = stpa_cache.DecisionCache(node)
     assert cache.get("k") is None
     assert cache.put("k", ENTRY).endswith("is a character device, not a regular file: left alone)")
     assert stat.S_ISCHR(os.lstat(node).st_mode) and os.lstat(node).st_rdev == devnull.st_rdev

@@ -145,7 +145,7 @@ def test_challengers_are_the_runner_up_and_the_measured_neighbours():
     assert stpa_reuse.challengers(decision("serial", 1, {("serial", 1): 5}), None, 4) == []
 
 
-def test_entries_expire(monkeypatch, machine):
+def test_an_entry_older_than_a_week_or_from_the_future_is_measured_again(monkeypatch, machine):
     machine_times(monkeypatch, QUIET)
     auto_env()
     new_process(monkeypatch)

@@ -10,7 +10,7 @@ action: the env must then change nothing) and every output, compared byte for
 byte. A ``close()`` with a step in flight drops that step: the model's
 instances of that batch then autoreset on their next step.
 
-Used by ``tests/reliability/test_vector_call_interleavings.py`` and by
+Used by ``tests/vector/test_vector_call_interleavings.py`` and by
 ``make fuzz`` (``tools/fuzz.py``).
 """
 

@@ -25,4 +25,9 @@ def test_a_mask_of_other_values_is_refused_and_changes_nothing(bad):
 def test_booleans_and_zero_one_select_instances(good):
     env = vector.make("pcs_v0", 2, width=2, height=2, executor="serial")
     env.reset(seed=3)
+    env.step(np.zeros(env.num_envs, np.int64))
+    untouched = env.sim.digest(1)
     env.reset(options={"reset_mask": good})
+    # Instance 0 (selected) starts over; instance 1 keeps its step, byte for byte.
+    assert [env.sim.steps(i) for i in range(2)] == [0, 1]
+    assert env.sim.digest(1) == untouched

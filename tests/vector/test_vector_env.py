@@ -68,7 +68,7 @@ def test_reset_mask_resets_only_masked_instances():
         venv.reset(options={"reset_mask": np.ones(5, dtype=bool)})
 
 
-def test_bad_calls():
+def test_bad_steps_and_an_empty_batch_are_refused_and_the_env_still_steps():
     venv = vector.make("pcs_v0", num_envs=2, **CFG)
     with pytest.raises(RuntimeError, match="before reset"):
         venv.step(np.zeros(24, dtype=np.int64))

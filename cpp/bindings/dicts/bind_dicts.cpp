@@ -10,14 +10,9 @@
 // written again.
 //
 // Rows are found by name: `live` (the user's `env.agents`) may be in any
-// order; while it keeps possible_agents' order no name is hashed.
-//
-// Actions: a fast path only. A well-formed action dict (every live agent,
-// perhaps agents that are done too, whose actions are ignored; Discrete:
-// Python/NumPy integers in range; Box: float32/float64 vectors of the right
-// size, finite, in bounds) becomes the action array here; anything else
-// returns None and the env's Python checker handles it (and words the
-// error), so there is one checker.
+// order; while it keeps possible_agents' order no name is hashed
+// (dicts/agent_rows.hpp). Actions take a fast path only, and None sends the
+// rest to the env's Python checker (dicts/action_reader.hpp).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -33,6 +28,9 @@
 
 #include "bindings.hpp"
 #include "compiler.hpp"
+#include "dicts/action_reader.hpp"
+#include "dicts/agent_rows.hpp"
+#include "dicts/dict_building.hpp"
 #include "dicts/dict_entries.hpp"
 #include "dicts/output_recycling.hpp"
 
@@ -40,53 +38,6 @@ namespace py = pybind11;
 
 namespace seer::bindings {
 namespace {
-
-// Pauses the cyclic GC while thousands of (acyclic) containers are built:
-// otherwise a collection runs every ~700 allocations (~2 ms per 4096-agent step).
-class GcPause {
- public:
-  GcPause() : was_enabled_(PyGC_Disable() != 0) {}
-  ~GcPause() {
-    if (was_enabled_) PyGC_Enable();
-  }
-  GcPause(const GcPause&) = delete;
-  GcPause& operator=(const GcPause&) = delete;
-
- private:
-  bool was_enabled_;
-};
-
-void set_item(PyObject* dict, PyObject* key, py::object value) {
-  if (PyDict_SetItem(dict, key, value.ptr()) != 0) throw py::error_already_set();
-}
-
-// Stores a new reference (stolen) under `key`.
-void set_new(PyObject* dict, PyObject* key, PyObject* value) {
-  if (value == nullptr) throw py::error_already_set();
-  const int failed = PyDict_SetItem(dict, key, value);
-  Py_DECREF(value);
-  if (failed != 0) throw py::error_already_set();
-}
-
-// Stores a borrowed reference under `key` (the dict takes its own).
-void set_borrowed(PyObject* dict, PyObject* key, PyObject* value) {
-  if (PyDict_SetItem(dict, key, value) != 0) throw py::error_already_set();
-}
-
-// A dict for `n` str-keyed items. Presized (no resizing while it fills),
-// unless its items can be read in place: CPython presizes into a general
-// table, which dict_entries() does not read; an empty dict grows a str-keyed one.
-py::dict presized_dict(std::size_t n) {
-#if PY_VERSION_HEX < 0x030D0000
-  if (dict_entries_enabled()) return py::dict();
-  PyObject* d = _PyDict_NewPresized(static_cast<Py_ssize_t>(n));
-  if (d == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::dict>(d);
-#else
-  (void)n;
-  return py::dict();
-#endif
-}
 
 // A dict of floats or bools (numbers: double, 0/1) as the bridge last left
 // it. While its version tag is the same, nobody has changed it: it still
@@ -104,105 +55,22 @@ class DictBridge {
  public:
   DictBridge(const py::list& names, const py::list& info_keys, bool discrete,
              std::size_t act_dim, std::int64_t act_n, double low, double high)
-      : discrete_(discrete), act_dim_(act_dim), act_n_(act_n), low_(low), high_(high) {
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      given_.push_back(names[i]);
-      py::object name = intern(names[i]);
-      set_item(index_.ptr(), name.ptr(), py::int_(i));
-      names_.push_back(name);
-    }
+      : reader_(discrete, act_dim, act_n, low, high), agents_(names) {
     for (auto key : info_keys) {
-      py::object k = intern(py::reinterpret_borrow<py::object>(key));
+      py::object k = AgentRows::intern(py::reinterpret_borrow<py::object>(key));
       info_keys_.push_back(k);
       set_item(info_template_.ptr(), k.ptr(), py::int_(0));
     }
-    num_agents_ = names.size();
     for (std::int64_t x = 0; x < kSmallInts; ++x) small_ints_.push_back(py::int_(x));
   }
 
   // (actions, alive or None) for Simulation.step, or None: not the fast case.
-  py::object actions(const py::dict& given, const py::list& live) {
-    const std::size_t count = live.size();
-    const auto size = static_cast<std::size_t>(PyDict_Size(given.ptr()));
-    if (size < count) return py::none();  // a live agent left out: the checker decides
-    const std::size_t n = num_agents_;
-    const auto rows = static_cast<py::ssize_t>(n);
-    py::array arr = discrete_ ? py::array(py::array_t<std::int64_t>(rows))
-                              : py::array(py::array_t<float>(
-                                    {rows, static_cast<py::ssize_t>(act_dim_)}));
-    std::memset(arr.mutable_data(), 0, static_cast<std::size_t>(arr.nbytes()));
-    py::array_t<std::uint8_t> alive(n);
-    std::uint8_t* alive_ptr = alive.mutable_data();
-    std::memset(alive_ptr, 0, n);
-    auto* ints = discrete_ ? static_cast<std::int64_t*>(arr.mutable_data()) : nullptr;
-    auto* floats = discrete_ ? nullptr : static_cast<float*>(arr.mutable_data());
-    // A dict built from env.agents holds live's own name objects in live's
-    // order: walk it (no hashing). From the first key that differs, look the
-    // remaining agents up. With exactly `count` keys, finding every live agent
-    // means it holds nothing else; more keys must all be agents' (those of
-    // agents that are done are ignored, unread).
-    Py_ssize_t pos = 0;
-    bool in_order = true;
-    for (std::size_t j = 0; j < count; ++j) {
-      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
-      PyObject* key = nullptr;
-      PyObject* value = nullptr;
-      if (in_order) in_order = PyDict_Next(given.ptr(), &pos, &key, &value) && key == name;
-      if (!in_order) value = PyDict_GetItemWithError(given.ptr(), name);
-      const std::ptrdiff_t i = row_of(name, j);
-      // Not a live agent's action, or `live` names an agent twice or one that
-      // does not exist: the Python checker words it.
-      if (i < 0 || value == nullptr || alive_ptr[i] != 0) {
-        if (PyErr_Occurred()) throw py::error_already_set();
-        return py::none();
-      }
-      alive_ptr[i] = 1;
-      const bool ok = discrete_ ? discrete_action(value, ints + i)
-                                : box_action(value, floats + i * act_dim_);
-      if (!ok) return py::none();
-    }
-    if (size > count) {
-      Py_ssize_t at = 0;
-      PyObject* key = nullptr;
-      PyObject* value = nullptr;
-      while (PyDict_Next(given.ptr(), &at, &key, &value)) {
-        if (index_of(key) < 0) return py::none();  // no agent's: the checker names it
-      }
-    }
-    if (count == n) return py::make_tuple(arr, py::none());
-    return py::make_tuple(arr, alive);
+  py::object actions(const py::dict& given, const py::list& live) const {
+    return reader_.actions(given, live, agents_);
   }
 
-  // None when `live` is possible_agents itself, in order (the same name
-  // objects: no hashing), else the row of each live agent, int64 in live's
-  // order. ValueError when it names an agent twice or one that does not exist:
-  // `env.agents` is the user's list and may have been changed in any way.
-  py::object live_rows(const py::list& live) const {
-    const std::size_t count = live.size();
-    bool identical = count == num_agents_;
-    for (std::size_t j = 0; identical && j < count; ++j) {
-      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
-      identical = name == names_[j].ptr() || name == given_[j].ptr();
-    }
-    if (identical) return py::none();
-    py::array_t<std::int64_t> rows(static_cast<py::ssize_t>(count));
-    std::int64_t* out = rows.mutable_data();
-    std::vector<std::uint8_t> seen(num_agents_, 0);
-    for (std::size_t j = 0; j < count; ++j) {
-      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
-      const std::ptrdiff_t i = PyUnicode_Check(name) ? index_of(name) : -1;
-      if (i < 0) {
-        throw std::invalid_argument("env.agents holds " + shown(name) +
-                                    ", which is not one of possible_agents");
-      }
-      if (seen[static_cast<std::size_t>(i)] != 0) {
-        throw std::invalid_argument("env.agents holds " + shown(name) + " twice");
-      }
-      seen[static_cast<std::size_t>(i)] = 1;
-      out[j] = i;
-    }
-    return std::move(rows);
-  }
+  // None when `live` is possible_agents in order, else each live agent's row.
+  py::object live_rows(const py::list& live) const { return agents_.live_rows(live); }
 
   // The five step dicts keyed by `live` (in its order) and the agents left.
   // Objects the caller let go of are refilled (output_recycling.hpp).
@@ -216,7 +84,7 @@ class DictBridge {
     const auto table = info_table(infos);
     const auto observations = observation_array(obs);
     const InUse in_use(in_use_);
-    locate(live);
+    agents_.locate(live, rows_);
     const std::size_t count = rows_.size();
     const double* rew_ptr = rew.data();
     const std::uint8_t* te_ptr = te.data();
@@ -259,7 +127,7 @@ class DictBridge {
     const auto table = info_table(infos);
     const auto observations = observation_array(obs);
     const InUse in_use(in_use_);
-    locate(live);
+    agents_.locate(live, rows_);
     const std::int64_t* info_ptr = table.data();
     const std::size_t k = info_keys_.size();
     GcPause pause;
@@ -289,60 +157,10 @@ class DictBridge {
     bool& flag_;
   };
 
-  // A name as an error message shows it (only on the way to an error: repr
-  // costs more than the lookup it would sit beside).
-  static std::string shown(PyObject* name) { return py::repr(py::handle(name)); }
-
-  static py::object intern(py::object s) {
-    if (!PyUnicode_Check(s.ptr())) throw py::type_error("names must be str");
-    PyObject* p = s.release().ptr();
-    PyUnicode_InternInPlace(&p);
-    return py::reinterpret_steal<py::object>(p);
-  }
-
-  std::ptrdiff_t index_of(PyObject* name) const {
-    PyObject* i = PyDict_GetItemWithError(index_.ptr(), name);
-    if (i == nullptr) {
-      if (PyErr_Occurred()) throw py::error_already_set();
-      return -1;
-    }
-    return PyLong_AsSsize_t(i);
-  }
-
-  // The row of live[j] == `name`: j itself when it is possible_agents[j]
-  // (the common case: `live` in possible_agents' order), else looked up by
-  // name (a caller may reorder `env.agents`); -1 when it is no agent's.
-  std::ptrdiff_t row_of(PyObject* name, std::size_t j) const {
-    if (j < names_.size() && (name == names_[j].ptr() || name == given_[j].ptr())) {
-      return static_cast<std::ptrdiff_t>(j);
-    }
-    return index_of(name);
-  }
-
-  std::ptrdiff_t require_index(PyObject* name) const {
-    const std::ptrdiff_t i = index_of(name);
-    if (i < 0) {
-      throw std::invalid_argument("unknown agent " + std::string(py::repr(py::handle(name))));
-    }
-    return i;
-  }
-
   template <class A>
   void require_rows(const A& a, const char* what) const {
-    if (!a || static_cast<std::size_t>(a.size()) != num_agents_) {
+    if (!a || static_cast<std::size_t>(a.size()) != agents_.size()) {
       throw std::invalid_argument(std::string(what) + " must have one value per agent");
-    }
-  }
-
-  // rows_[j]: the row of live[j], by name (row_of: no lookup while `live`
-  // keeps possible_agents' order).
-  void locate(const py::list& live) {
-    const std::size_t count = live.size();
-    rows_.resize(count);
-    for (std::size_t j = 0; j < count; ++j) {
-      PyObject* name = PyList_GET_ITEM(live.ptr(), j);
-      rows_[j] = row_of(name, j);
-      if (rows_[j] < 0) require_index(name);  // throws, naming it
     }
   }
 
@@ -366,7 +184,7 @@ class DictBridge {
   // aliases what the next step writes.
   py::array_t<float> observation_array(const py::array& obs) const {
     auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(obs);
-    if (!arr || arr.ndim() != 2 || static_cast<std::size_t>(arr.shape(0)) != num_agents_) {
+    if (!arr || arr.ndim() != 2 || static_cast<std::size_t>(arr.shape(0)) != agents_.size()) {
       throw std::invalid_argument("observations must have one row per agent");
     }
     return arr;
@@ -381,7 +199,7 @@ class DictBridge {
     for (std::size_t s = 0; s < observations_.size(); ++s) {
       auto& buffer = observations_[s];
       if (!buffer) continue;
-      in_dict_.assign(num_agents_, 0);
+      in_dict_.assign(agents_.size(), 0);
       if (buffer->dict) {
         if (!only_owned_by(buffer->dict.ptr(), 1)) continue;  // the caller holds it
         if (same_rows(buffer->dict.ptr(), live, *buffer)) {
@@ -396,7 +214,8 @@ class DictBridge {
       return buffer->dict;
     }
     auto& buffer = observations_[observations_.victim()];
-    buffer = std::make_unique<ObservationBuffer>(num_agents_, static_cast<std::size_t>(obs.shape(1)));
+    buffer = std::make_unique<ObservationBuffer>(agents_.size(),
+                                                 static_cast<std::size_t>(obs.shape(1)));
     std::memcpy(buffer->data(), obs.data(), bytes);
     buffer->dict = row_dict(live, *buffer);
     return buffer->dict;
@@ -628,7 +447,7 @@ class DictBridge {
 
   py::array_t<std::int64_t> info_table(const py::array& infos) const {
     auto table = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(infos);
-    if (!table || static_cast<std::size_t>(table.size()) != num_agents_ * info_keys_.size()) {
+    if (!table || static_cast<std::size_t>(table.size()) != agents_.size() * info_keys_.size()) {
       throw std::invalid_argument("infos must be int64[num_agents, num_info_keys]");
     }
     return table;
@@ -653,61 +472,8 @@ class DictBridge {
     return d;
   }
 
-  bool discrete_action(PyObject* value, std::int64_t* out) const {
-    if (PyBool_Check(value) || PyFloat_Check(value)) return false;
-    py::object index;
-    PyObject* as_int = value;
-    if (!PyLong_CheckExact(value)) {
-      if (!PyIndex_Check(value)) return false;
-      as_int = PyNumber_Index(value);
-      if (as_int == nullptr) {
-        PyErr_Clear();
-        return false;
-      }
-      index = py::reinterpret_steal<py::object>(as_int);
-    }
-    int overflow = 0;
-    const long long x = PyLong_AsLongLongAndOverflow(as_int, &overflow);
-    if (overflow != 0 || (x == -1 && PyErr_Occurred())) {
-      PyErr_Clear();
-      return false;
-    }
-    if (x < 0 || x >= act_n_) return false;
-    *out = x;
-    return true;
-  }
-
-  // A float32/float64 vector of act_dim_ values, finite and inside the Box
-  // after the cast to float32 (the Python checker's order).
-  bool box_action(PyObject* value, float* out) const {
-    const auto& api = py::detail::npy_api::get();
-    if (!api.PyArray_Check_(value)) return false;
-    const auto arr = py::reinterpret_borrow<py::array>(value);
-    if (arr.ndim() != 1 || static_cast<std::size_t>(arr.shape(0)) != act_dim_) return false;
-    const float low = static_cast<float>(low_), high = static_cast<float>(high_);
-    const auto* base = static_cast<const char*>(arr.data());
-    const py::ssize_t stride = arr.strides(0);
-    const bool f32 = py::array_t<float>::check_(arr);
-    const bool f64 = !f32 && py::array_t<double>::check_(arr);
-    if (!f32 && !f64) return false;
-    for (std::size_t c = 0; c < act_dim_; ++c) {
-      const char* p = base + static_cast<py::ssize_t>(c) * stride;
-      const float x = f32 ? *reinterpret_cast<const float*>(p)
-                          : static_cast<float>(*reinterpret_cast<const double*>(p));
-      if (!std::isfinite(x) || x < low || x > high) return false;
-      out[c] = x;
-    }
-    return true;
-  }
-
-  bool discrete_;
-  std::size_t act_dim_;
-  std::int64_t act_n_;
-  double low_, high_;
-  std::size_t num_agents_ = 0;
-  std::vector<py::object> names_;  // possible_agents (interned), by row
-  std::vector<py::object> given_;  // the objects possible_agents held (maybe not the interned ones)
-  py::dict index_;                 // agent name -> row
+  ActionReader reader_;
+  AgentRows agents_;  // possible_agents: each name's row
   py::dict info_template_;  // {info_key: 0}
   std::vector<py::object> info_keys_;
   static constexpr std::int64_t kSmallInts = 257;  // CPython caches ints -5..256

@@ -13,7 +13,7 @@ import pytest
 import seer_env
 from seer_env.env import SeerParallelEnv
 from seer_env.options import option_names
-from seer_env.vector import sync
+from seer_env.vector import prototype, sync
 
 FOREIGN_WRITE = 6
 FAULTY = dict(num_entities=8, num_agents=4, mode=FOREIGN_WRITE, culprit=3, fail_after=0.0)
@@ -28,7 +28,7 @@ def faulty_vector(monkeypatch):
         options = {k: config.pop(k) for k in option_names() if k in config}
         return SeerParallelEnv("faulty", config, **options)
 
-    monkeypatch.setattr(sync, "make_env", make_env)
+    monkeypatch.setattr(prototype, "make_env", make_env)
 
     def build(num_instances=2, **options):
         return sync.SeerVectorEnv("faulty", num_instances, executor="serial", **FAULTY, **options)
