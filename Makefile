@@ -155,7 +155,7 @@ PORTABLE_PY_TESTS ?= tests/runtime/test_package_import.py tests/runtime/test_par
 	tests/runtime/test_phold.py tests/runtime/test_adaptive_pool.py tests/runtime/test_prewake.py \
 	tests/vector/test_vector_env.py tests/envs/test_pcs_v0.py tests/envs/test_aircraft_v0.py \
 	tests/envs/test_dict_api.py tests/models/test_numba_threads.py \
-	tests/reliability/test_bad_input.py tests/reliability/test_background_step_lifecycle.py
+	tests/reliability/test_bad_input.py tests/vector/test_background_step_lifecycle.py
 
 test-portable:
 	cmake -S . -B $(PORTABLE_BUILD) -DSEER_BUILD_TESTS=ON -DSEER_BUILD_PYTHON=ON -DSEER_PORTABLE=ON \

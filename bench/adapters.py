@@ -19,8 +19,8 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from bench.reference.aircraft import INFO_KEYS, AircraftReference
-from bench.reference.pcs import PcsReference
+from seer_env.testing.reference.aircraft import INFO_KEYS, AircraftReference
+from seer_env.testing.reference.pcs import PcsReference
 
 NEVER = 10**9  # max_cycles of benchmark episodes: they never truncate
 

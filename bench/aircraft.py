@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 
-from bench.adapters import NEVER, AircraftJoint, AircraftReferenceEnv
+from bench.adapters import AircraftJoint, AircraftReferenceEnv
 from bench.alternatives import alternative_cases, driven
+from bench.env_cases import step_case, timed_env
 from bench.executors import executor_cases
 from bench.groups import LOAD_COUNTS, Group, Target, reduction, under_load
 from bench.policy import MlpPolicy
-from bench.timing import Case, work_counters
+from bench.timing import Case
 from seer_env.envs import aircraft_v0
 
 COPIES = 4  # vectorized alternatives: 4 swarms of a quarter of the UAVs (same density)
@@ -31,22 +32,9 @@ TARGETS = (
 
 def env_case(config: dict, policy: MlpPolicy, executor: str, threads: int) -> Case:
     """aircraft_v0 on one executor, driven by ``policy`` through the array fast path."""
-    env = aircraft_v0.parallel_env(
-        **config,
-        executor=executor,
-        num_threads=threads,
-        max_cycles=NEVER,
-        seed=0,
-        check_steps=0,  # the timed steps start at step 1: time them unchecked
-    )
-    env.reset()
+    env = timed_env(aircraft_v0.parallel_env, config, executor, threads)
     step = driven(lambda a: env.step_arrays(a)[0], env.sim.observations(), policy=policy)
-    return Case(
-        "",
-        step,
-        events_per_step=lambda: env.sim.last_step["events"],
-        counters_per_step=lambda: work_counters(env.sim.last_step),
-    )
+    return step_case(env, step)
 
 
 def build(

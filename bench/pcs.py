@@ -14,11 +14,12 @@ import numpy as np
 
 from bench.adapters import NEVER, PcsJoint
 from bench.alternatives import alternative_cases
+from bench.env_cases import step_case, timed_env
 from bench.executors import executor_cases
 from bench.groups import LOAD_COUNTS, Group, Ratio, Target, reduction, under_load
-from bench.reference.pcs import PcsReference
-from bench.timing import Case, work_counters
+from bench.timing import Case
 from seer_env.envs import pcs_v0
+from seer_env.testing.reference.pcs import PcsReference
 
 COPIES = 4  # vectorized alternatives: 4 envs of a quarter of the cells each
 
@@ -40,25 +41,12 @@ def guard_actions(cells: int) -> np.ndarray:
 
 def env_case(config: dict, actions: np.ndarray, executor: str, threads: int) -> Case:
     """pcs_v0 on one executor, through the array fast path."""
-    env = pcs_v0.parallel_env(
-        **config,
-        executor=executor,
-        num_threads=threads,
-        max_cycles=NEVER,
-        seed=0,
-        check_steps=0,  # the timed steps start at step 1: time them unchecked
-    )
-    env.reset()
+    env = timed_env(pcs_v0.parallel_env, config, executor, threads)
 
     def step() -> None:
         env.step_arrays(actions)
 
-    return Case(
-        "",
-        step,
-        events_per_step=lambda: env.sim.last_step["events"],
-        counters_per_step=lambda: work_counters(env.sim.last_step),
-    )
+    return step_case(env, step)
 
 
 def build(

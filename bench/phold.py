@@ -15,8 +15,8 @@ import functools
 import seer_env
 from bench.executors import executor_cases
 from bench.groups import LOAD_COUNTS, Group, under_load
-from bench.reference.phold import PholdReference
 from bench.timing import Case, work_counters
+from seer_env.testing.reference.phold import PholdReference
 
 
 def sim_case(config: dict, executor: str, threads: int) -> Case:

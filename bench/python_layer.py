@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from bench.adapters import NEVER
+from bench.env_cases import timed_env
 from bench.groups import Group, Target
 from bench.policy import MlpPolicy
 from bench.timing import Case, paired_difference_ms
@@ -68,15 +69,7 @@ def _dict_cases(config: dict) -> tuple[list[Case], list[str]]:
     for executor, threads in (("serial", 1), ("parallel", 2)):
         label = "serial" if threads == 1 else f"parallel-{threads}"
         for api in ("dict", "arrays"):
-            env = pcs_v0.parallel_env(
-                **config,
-                executor=executor,
-                num_threads=threads,
-                max_cycles=NEVER,
-                seed=0,
-                check_steps=0,  # the timed steps start at step 1: time them unchecked
-            )
-            env.reset()
+            env = timed_env(pcs_v0.parallel_env, config, executor, threads)
             if api == "dict":
                 as_dict = dict(zip(env.possible_agents, actions.tolist()))
                 step = functools.partial(env.step, as_dict)

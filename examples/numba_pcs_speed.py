@@ -22,9 +22,9 @@ import statistics
 import time
 
 import numpy as np
+from numba_pcs import NumbaPcs  # examples/numba_pcs.py, beside this script
 
 import seer_env
-from seer_env.models.numba_pcs import NumbaPcs
 from seer_env.testing.speed import serial_step_ratio
 
 

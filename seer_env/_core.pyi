@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ContractViolation', 'DictBridge', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'handler_abi', 'max_num_threads', 'model_names', 'plugin_abi_version', 'register_plugin', 'workload_spec']
+__all__: list[str] = ['ContractViolation', 'DictBridge', 'EntityRng', 'EventBudgetExceeded', 'HandlerContext', 'HandlerError', 'HandlerEvent', 'HandlerRng', 'Simulation', 'VectorSimulation', 'executor_names', 'handler_abi', 'max_num_threads', 'model_names', 'num_threads_range', 'plugin_abi_version', 'register_plugin', 'workload_spec']
 class ContractViolation(RuntimeError):
     """
     A model broke the event-locality contract. Attributes: entity, kind, time, target, event_time.
@@ -45,7 +45,7 @@ class Simulation:
     @typing.overload
     def __init__(self, model: str, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
         """
-        A Simulation of the registered C++ model `model` (seer_env.model_names()) with numeric `config`; num_threads in [1, 1024], event_budget: max events per step (0: unlimited).
+        A Simulation of the registered C++ model `model` (seer_env.model_names()) with numeric `config`; num_threads in [1, max_num_threads()], event_budget: max events per step (0: unlimited).
         """
     @typing.overload
     def __init__(self, model: typing.Any, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
@@ -59,6 +59,10 @@ class Simulation:
     def check_next_steps(self, steps: typing.Any) -> None:
         """
         Run the contract checks on the next `steps` steps (across resets; 0: none beyond `check`), one handler at a time (on the caller alone, or a serial stand-in for a comparison executor). Outputs are byte-identical with checking on or off; only the cost changes.
+        """
+    def checked_counts(self) -> dict:
+        """
+        Handlers run under a contract check (check=True, check_steps, check_contract) since this Simulation was made: {'on_init', 'on_step_begin' (None when the model has none), 'on_action': counts, 'events': {kind: count}}. Unchecked steps are not counted.
         """
     def digest(self) -> int:
         """
@@ -459,6 +463,10 @@ def _dict_entries(use: bool | None = None) -> bool:
     """
     Whether DictBridge reads its own dicts' items in place (tests switch it off and on).
     """
+def _register_comparison_executors() -> None:
+    """
+    Registers the comparison executors (locked, barrier). For the bench and the tests.
+    """
 def _register_test_models() -> None:
     """
     Registers the test-only models (faulty). For seer_env's own tests.
@@ -478,6 +486,10 @@ def max_num_threads() -> int:
 def model_names() -> list[str]:
     """
     Names of the registered models.
+    """
+def num_threads_range() -> str:
+    """
+    The range num_threads must be in, as the errors state it: '[1, max_num_threads()] (8 per usable CPU, at least 64)'.
     """
 def register_plugin(name: str, plugin: typing.Any) -> None:
     """

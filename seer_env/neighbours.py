@@ -1,10 +1,13 @@
-"""The neighbour structure of the built-in envs, as index arrays for graph policies.
+"""The neighbour structure of an env, as index arrays for graph policies.
 
-Every env that has one returns it as a padded table ``int64[num_agents,
-max_degree]``: row ``j`` lists the agent indices (into ``possible_agents``)
-that agent ``j`` interacts with, ``-1`` in the unused slots. The same table
-comes from ``env.neighbours()``, ``SeerVectorEnv.neighbours()`` (one table per
+An env that has one says how it is made (``env.neighbour_rule()``, a
+``NeighbourRule``; None for none) and returns it as a padded table
+``int64[num_agents, max_degree]``: row ``j`` lists the agent indices (into
+``possible_agents``) that agent ``j`` interacts with, ``-1`` in the unused
+slots. The same table comes from ``env.neighbours()``, ``SeerVectorEnv.neighbours()`` (one table per
 instance, stacked) and the batched TorchRL env (``(group, "neighbours")``).
+
+The built-in envs' rules are made of the pieces below:
 
 - **pcs**: the torus adjacency, four neighbours per cell in the order of the
   observation's neighbour entries (x-1, x+1, y-1, y+1; cell = y * width + x).
@@ -26,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["NeighbourRule", "heard_neighbours", "rule_for", "torus_neighbours"]
+__all__ = ["NeighbourRule", "heard_neighbours", "torus_neighbours"]
 
 _NO_NEIGHBOUR = 0xFFFFFFFF  # kNoNeighbor, cpp/models/aircraft/aircraft.hpp
 
@@ -77,23 +80,3 @@ def heard_neighbours(states: np.ndarray, max_neighbors: int, timeout: float) -> 
     age = states["t_state"][:, None] - table["t_heard"]
     heard = (ids != _NO_NEIGHBOUR) & (age <= timeout) & (states["alive"] != 0)[:, None]
     return np.where(heard, ids, -1)
-
-
-def rule_for(env) -> NeighbourRule | None:
-    """The neighbour rule of a built-in env (``PcsEnv``, ``AircraftEnv``), else None."""
-    from seer_env.envs.aircraft import UAV_STATE_DTYPE, AircraftEnv
-    from seer_env.envs.pcs import PcsEnv
-
-    config = env._model_config
-    if isinstance(env, PcsEnv):
-        return NeighbourRule(4, static=torus_neighbours(config["width"], config["height"]))
-    if isinstance(env, AircraftEnv):
-        slots, timeout = int(config["max_neighbors"]), float(config["neighbor_timeout"])
-        # A partial of a module function, not a closure: the vector env pickles its rule.
-        read = functools.partial(_heard_from_bytes, UAV_STATE_DTYPE, slots, timeout)
-        return NeighbourRule(slots, from_states=read)
-    return None
-
-
-def _heard_from_bytes(dtype: np.dtype, slots: int, timeout: float, raw: np.ndarray) -> np.ndarray:
-    return heard_neighbours(raw.view(dtype)[:, 0], slots, timeout)

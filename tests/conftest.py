@@ -7,9 +7,18 @@ import seer_env
 
 # Tests are grouped by area (tests/<area>/); what several areas share is in
 # tests/support/ (on sys.path: pyproject.toml's pytest pythonpath).
-# The test-only models (faulty: contract breaches on purpose) are compiled into
-# the extension but not registered by default; the tests use them throughout.
+# The test-only models (faulty: contract breaches on purpose; compiled into an
+# editable install's extension, SEER_BUILD_TEST_MODELS) and the benchmark's
+# comparison executors (locked, barrier) are not registered by default; the tests
+# use them throughout.
+if not hasattr(seer_env._core, "_register_test_models"):
+    raise RuntimeError(
+        "seer_env's extension was built without the test models: the tests run on an "
+        'editable install (pip install -e ".[test]"), or pass '
+        "-Ccmake.define.SEER_BUILD_TEST_MODELS=ON"
+    )
 seer_env._core._register_test_models()
+seer_env._core._register_comparison_executors()
 
 # A run started in the background without job control (`cmd &` in a script)
 # inherits an ignored SIGINT, and Python then installs no KeyboardInterrupt

@@ -78,6 +78,8 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from seer_env import _core, vector  # noqa: E402
+
+_core._register_comparison_executors()  # "locked" is among the fuzzed executors
 from seer_env.envs import pcs_v0  # noqa: E402
 from seer_env.snapshot import MAGIC  # noqa: E402
 from seer_env.testing.save_format import HEADER, rechecksum  # noqa: E402

@@ -1,6 +1,7 @@
 """Smoke test of an installed seer_env (a wheel or an sdist build in a fresh venv).
 
-Imports only the installed package: no tests/support helper, no repository path. Run
+Imports only the installed package: no tests/support helper, no repository path on
+sys.path (the one example model it runs, examples/numba_pcs.py, is loaded by file). Run
 from outside the checkout (.ci/run does: `cd "$(mktemp -d)" && python -m pytest
 CHECKOUT/.ci/smoke`), so that the source tree's `seer_env/` is not on sys.path;
 SEER_SOURCE_TREE names the checkout, and the first test fails if the package came
@@ -8,6 +9,7 @@ from it.
 """
 
 import importlib.metadata
+import importlib.util
 import os
 import sys
 import sysconfig
@@ -21,6 +23,14 @@ from seer_env import _core, vector
 
 WORKLOADS = {"pcs_v0": dict(width=6, height=4), "aircraft_v0": dict(num_uavs=48)}
 STEPS = 6
+# What a user sees; then the benchmark's comparison executors join, to be compared too.
+USER_EXECUTORS = seer_env.executor_names()
+_core._register_comparison_executors()
+
+
+def test_a_user_sees_the_runtime_executors_and_no_test_models():
+    assert USER_EXECUTORS == ["serial", "parallel"]
+    assert not hasattr(_core, "_register_test_models")  # a wheel has none compiled in
 
 
 def test_the_installed_package_is_imported():
@@ -107,7 +117,12 @@ def test_the_vector_env_equals_single_envs():
 
 def test_a_numba_model_runs_compiled_on_worker_threads():
     pytest.importorskip("numba")
-    from seer_env.models.numba_pcs import NumbaPcs
+    path = Path(__file__).resolve().parents[2] / "examples" / "numba_pcs.py"
+    spec = importlib.util.spec_from_file_location("numba_pcs", path)
+    example = importlib.util.module_from_spec(spec)
+    sys.modules["numba_pcs"] = example  # numba finds a function's globals through its module
+    spec.loader.exec_module(example)
+    NumbaPcs = example.NumbaPcs
 
     def run(executor, threads):
         env = seer_env.SeerParallelEnv(

@@ -7,8 +7,10 @@ namespace seer {
 
 // Registers "locked" (LockedExecutor) and "barrier" (BarrierExecutor), in
 // that order, after the runtime's own executors. Idempotent and thread-safe.
-// Called explicitly (by the Python module and the C++ tests): a
-// self-registering static object in a static library is dropped by the linker.
+// Called explicitly (by the C++ tests and benchmark drivers, and through
+// seer_env._core._register_comparison_executors() by the Python bench and
+// tests): users' executor_names() lists only the runtime's own. (A
+// self-registering static object in a static library is dropped by the linker.)
 void register_comparison_executors();
 
 }  // namespace seer

@@ -14,7 +14,9 @@ Dispatcher::Dispatcher(Model& model)
     : model_(&model),
       spec_(&model.spec()),
       entities_(model.spec().num_entities),
-      has_step_begin_(model.has_step_begin()) {}
+      has_step_begin_(model.has_step_begin()) {
+  checked_counts_.events.assign(model.spec().event_kinds.size(), 0);
+}
 
 std::atomic<int>& Dispatcher::stops_in_progress() {
   static std::atomic<int> count{0};
@@ -60,8 +62,11 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
         << kind_name(*spec_, handling) << "' at t=" << now << "; call reset()";
     throw Interrupted(out.str());
   }
-  if (write_check_ == WriteCheck::kFull) copy_states_for_write_check();
-  if (write_check_ == WriteCheck::kDetect) detect_foreign_write(e, now, handling);
+  if (write_check_ != WriteCheck::kOff) {
+    count_checked(handling);
+    if (write_check_ == WriteCheck::kFull) copy_states_for_write_check();
+    if (write_check_ == WriteCheck::kDetect) detect_foreign_write(e, now, handling);
+  }
   try {
     fn();
   } catch (const ContractViolation&) {
@@ -91,6 +96,16 @@ void Dispatcher::run_handler(EntityId e, double now, EventKind handling, Fn&& fn
     } else {
       std::memcpy(state_copy_.data() + e * size, model_->entity_state(e), size);
     }
+  }
+}
+
+void Dispatcher::count_checked(EventKind handling) {
+  switch (handling) {
+    case kHandlingInit: ++checked_counts_.init; break;
+    case kHandlingStepBegin: ++checked_counts_.step_begin; break;
+    case kHandlingAction: ++checked_counts_.action; break;
+    default:
+      if (handling < checked_counts_.events.size()) ++checked_counts_.events[handling];
   }
 }
 

@@ -88,6 +88,15 @@ class Dispatcher {
     state_hash_ = {};
   }
 
+  // Handlers run while a check ran them one at a time (write_check() not
+  // kOff), since this dispatcher was made: what a contract check exercised.
+  // Unchecked handlers are not counted (the hot path pays nothing).
+  struct CheckedCounts {
+    std::uint64_t init = 0, step_begin = 0, action = 0;
+    std::vector<std::uint64_t> events;  // per declared event kind
+  };
+  const CheckedCounts& checked_counts() const { return checked_counts_; }
+
   // Interrupts: after request_stop(), every handler call throws Interrupted
   // before running, so a step in progress stops on every thread within one
   // handler. Thread-safe and async-signal-safe (one lock-free store);
@@ -147,6 +156,7 @@ class Dispatcher {
   // kDetect: whether e's state differs from what was recorded.
   bool state_changed(EntityId e) const;
   static constexpr std::size_t kHashedStateMax = 256;
+  void count_checked(EventKind handling);
   // kFull, after e's handler: every other state against the copy.
   void verify_states(EntityId e, double now, EventKind handling);
   // kDetect, before e's handler: e's state against the copy.
@@ -163,6 +173,7 @@ class Dispatcher {
   DecisionBoard board_;
   std::vector<unsigned char> state_copy_;  // kFull: the states it compares with
   std::vector<std::uint64_t> state_hash_;  // kDetect: each state's hash as last left
+  CheckedCounts checked_counts_;
   // relaxed is enough: the flag carries no data, and a store becomes visible
   // to the polling threads within nanoseconds.
   std::atomic<bool> stop_{false};

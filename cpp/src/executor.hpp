@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -178,7 +179,12 @@ bool runs_on_calling_thread(const std::string& name);
 // (sched_getaffinity), at least 64. More only spin against each other at
 // every barrier (1024 threads took 79 s for one 8x8 step): refused.
 unsigned max_num_threads();
-// std::invalid_argument naming num_threads unless it is in [1, max_num_threads()].
+// The rule as every error states it: "[1, N] (8 per usable CPU, at least 64)".
+// The one text of it: the bindings and Python's option parser read it from here.
+std::string num_threads_range();
+// The error for a num_threads outside [1, max_num_threads()]; `got` as the caller wrote it.
+std::invalid_argument num_threads_error(const std::string& got);
+// num_threads_error unless num_threads is in [1, max_num_threads()].
 void check_num_threads(std::uint64_t num_threads);
 
 }  // namespace seer

@@ -81,12 +81,17 @@ unsigned max_num_threads() {
   return std::max(64u, 8u * platform::usable_cpus());
 }
 
+std::string num_threads_range() {
+  return "[1, " + std::to_string(max_num_threads()) + "] (8 per usable CPU, at least 64)";
+}
+
+std::invalid_argument num_threads_error(const std::string& got) {
+  return std::invalid_argument("num_threads must be in " + num_threads_range() + ", got " + got);
+}
+
 void check_num_threads(std::uint64_t num_threads) {
-  const unsigned most = max_num_threads();
-  if (num_threads < 1 || num_threads > most) {
-    throw std::invalid_argument("num_threads must be in [1, " + std::to_string(most) +
-                                "] (8 per usable CPU, at least 64), got " +
-                                std::to_string(num_threads));
+  if (num_threads < 1 || num_threads > max_num_threads()) {
+    throw num_threads_error(std::to_string(num_threads));
   }
 }
 

@@ -119,6 +119,12 @@ class Simulation {
   // window starts with the request cleared.
   void request_interrupt() { dispatcher_.request_stop(); }
 
+  // Handlers run under a contract check (checked steps and resets), by kind:
+  // what a check exercised (Dispatcher::CheckedCounts).
+  const Dispatcher::CheckedCounts& checked_counts() const {
+    return dispatcher_.checked_counts();
+  }
+
   // The memory guard (StepWindow::pending_limit): at most `events` pending
   // at once during a step, else EventBudgetExceeded. Set at construction to
   // pending_event_limit(spec()); a vector env shares it among its copies.

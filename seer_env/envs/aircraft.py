@@ -16,8 +16,7 @@ within ``comm_radius`` (found through a spatial grid built once per step from
 the boundary snapshot), delivered ``comm_latency`` seconds later — the
 runtime's lookahead — so ``executor="parallel"`` runs a step on many threads
 with outputs bit-identical to ``"serial"``. A NumPy version of the same model
-is ``AircraftReference`` in the source repository
-(``bench/reference/aircraft.py``).
+is ``seer_env.testing.reference.aircraft.AircraftReference``.
 
 Each version's module has a runnable example.
 
@@ -28,7 +27,7 @@ Each version's module has a runnable example.
 | Agents | ``num_uavs``: ``uav_0 .. uav_{N-1}``; they leave ``agents`` when they crash |
 | Action shape | ``Box(-1, 1, (4,), float32)`` |
 | Observation shape | ``(17 + 6 * k_neighbors,)`` float32 |
-| State shape | ``(8 * num_uavs,)`` float32 |
+| State shape | ``(8 * num_uavs,)`` float32 (aircraft_v1: ``(11 * num_uavs,)``) |
 
 ## Action
 
@@ -82,7 +81,15 @@ table entries), ``crash_cause`` (0 flying, 1 ground, 2 out of bounds,
 3 battery empty).
 
 **state()**: per UAV ``[x, y, z] / arena_size, [vx, vy, vz] / 10 m/s, battery
-fraction, alive``, clipped to [-100, 100] like the observations.
+fraction, alive``, clipped to [-100, 100] like the observations; aircraft_v1
+adds ``(goal - position) / arena_size`` (3 more per UAV, as observation 13-15),
+so that a centralised critic sees what the progress reward depends on.
+
+**stats()** (``env.unwrapped.stats()``): totals over all UAVs since reset —
+``uavs``, ``flying``, ``crashed_ground``, ``crashed_out_of_bounds``,
+``battery_empty``, ``near_misses``, ``beacons_received``, ``energy_used``
+(joules) — and ``crash_fraction`` (ground or out of bounds, over ``uavs``) and
+``mean_goal_distance`` (metres).
 
 ## Model
 
@@ -120,11 +127,13 @@ module lists its arguments and defaults.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from seer_env.envs.version import EnvVersion, VersionedEnv
+from seer_env.neighbours import NeighbourRule, heard_neighbours
 from seer_env.workloads import entity_records, record_dtype
 
 __all__ = ["UAV_STATE_DTYPE", "AircraftEnv", "uav_states"]
@@ -143,6 +152,7 @@ def uav_states(sim) -> np.ndarray:
 
 
 BATTERY_EMPTY = 3  # crash_cause of a UAV whose battery ran out (not penalized as a crash)
+_GROUND, _OUT_OF_BOUNDS = 1, 2  # the other crash causes
 
 
 def reward_terms(env) -> dict[str, np.ndarray]:
@@ -173,6 +183,11 @@ def reward_terms(env) -> dict[str, np.ndarray]:
     }
 
 
+def _heard(slots: int, timeout: float, raw: np.ndarray) -> np.ndarray:
+    """``heard_neighbours`` of one instance's raw entity state bytes."""
+    return heard_neighbours(raw.view(UAV_STATE_DTYPE)[:, 0], slots, timeout)
+
+
 class AircraftEnv(VersionedEnv):
     """The ParallelEnv of every aircraft version (see the module docstring)."""
 
@@ -189,6 +204,43 @@ class AircraftEnv(VersionedEnv):
         self.arena_size = self.sim.spec["derived_params"]["arena_size"]
         self.ceiling = config["ceiling"]
         self.battery_capacity = config["battery_capacity"]
+
+    def neighbour_rule(self) -> NeighbourRule:
+        """The UAVs each UAV has heard, read from the states (``seer_env.neighbours``)."""
+        config = self._model_config
+        slots, timeout = int(config["max_neighbors"]), float(config["neighbor_timeout"])
+        # A partial of a module function, not a closure: the vector env pickles its rule.
+        return NeighbourRule(slots, from_states=functools.partial(_heard, slots, timeout))
+
+    def stats(self) -> dict[str, float]:
+        """Totals over all UAVs since reset, and the figures a run is judged by.
+
+        Returns:
+            ``uavs``, ``flying``, the crashes by cause (``crashed_ground``,
+            ``crashed_out_of_bounds``, ``battery_empty``), ``near_misses`` and
+            ``beacons_received`` (ints, summed over the UAVs), ``energy_used``
+            (joules), ``crash_fraction`` (UAVs that hit the ground or left the
+            airspace, over ``uavs``) and ``mean_goal_distance`` (metres, every
+            UAV, where it is or fell).
+        """
+        if self._episode_seed is None:
+            raise RuntimeError("stats() called before reset()")
+        states = uav_states(self.sim)
+        cause = states["crash_cause"]
+        delta = states["goal"] - states["body"][:, 0:3]
+        crashed = int(np.count_nonzero((cause == _GROUND) | (cause == _OUT_OF_BOUNDS)))
+        return {
+            "uavs": int(states.shape[0]),
+            "flying": int(np.count_nonzero(states["alive"])),
+            "crashed_ground": int(np.count_nonzero(cause == _GROUND)),
+            "crashed_out_of_bounds": int(np.count_nonzero(cause == _OUT_OF_BOUNDS)),
+            "battery_empty": int(np.count_nonzero(cause == BATTERY_EMPTY)),
+            "near_misses": int(states["near_misses_total"].sum()),
+            "beacons_received": int(states["beacons_total"].sum()),
+            "energy_used": float((self.battery_capacity - states["energy"]).sum()),
+            "crash_fraction": crashed / states.shape[0],
+            "mean_goal_distance": float(np.sqrt((delta * delta).sum(axis=1)).mean()),
+        }
 
     # -- rendering ------------------------------------------------------------------------------
     def _swarm(self) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ events, one pending event per phone, and handoffs are cross-cell events at
 ``now + handoff_delay`` (the runtime's lookahead), so ``executor="parallel"``
 runs a step on many threads with outputs bit-identical to ``"serial"``. A
 pure-Python version of the same model, for tests and the benchmark, is
-``PcsReference`` in the source repository (``bench/reference/pcs.py``).
+``seer_env.testing.reference.pcs.PcsReference``.
 
 Each version's module has a runnable example.
 
@@ -32,7 +32,7 @@ ignored (the policy of every env: ``seer_env.action_checker``).
 | Action shape | ``Discrete(channels + 1)``: the number of guard channels |
 | Action dict | one per live cell (``seer_env.action_checker``) |
 | Observation shape | ``(10,)`` float32 (pcs_v1: ``(12,)``) |
-| State shape | ``(2 * width * height,)`` float32 in [0, 1] |
+| State shape | ``(2 * width * height,)`` float32 in [0, 1] (pcs_v1: ``+ 2``, in [-1, 1]) |
 
 ## Observation (float32, per cell)
 
@@ -55,7 +55,9 @@ from the runtime's boundary snapshot.
 **infos[agent]**: that step's integer counters, the same keys every step:
 ``call_attempts, blocks, busy_lines, handoffs_in, dropped_handoffs, events``.
 
-**state()**: ``[busy fraction, guard fraction]`` of every cell, interleaved.
+**state()**: ``[busy fraction, guard fraction]`` of every cell, interleaved;
+pcs_v1 appends the time of day (observation entries 10 and 11: its traffic, so
+its reward, depends on it).
 
 **Episode**: no terminations; every agent is truncated after ``max_cycles``
 steps.
@@ -101,6 +103,7 @@ from typing import Any
 import numpy as np
 
 from seer_env.envs.version import EnvVersion, VersionedEnv
+from seer_env.neighbours import NeighbourRule, torus_neighbours
 
 __all__ = ["PcsEnv"]
 
@@ -126,6 +129,10 @@ class PcsEnv(VersionedEnv):
         self.height = config["height"]
         self.channels = config["channels"]
 
+    def neighbour_rule(self) -> NeighbourRule:
+        """The torus: cells x-1, x+1, y-1, y+1 of each cell, static (``seer_env.neighbours``)."""
+        return NeighbourRule(4, static=torus_neighbours(self.width, self.height))
+
     def stats(self) -> dict[str, float]:
         """Totals over all cells since reset, and the blocking probability.
 
@@ -143,9 +150,13 @@ class PcsEnv(VersionedEnv):
         out["blocking_probability"] = lost / offered if offered else 0.0
         return out
 
+    def _cell_state(self) -> np.ndarray:
+        """``state()`` without pcs_v1's time of day: busy and guard fraction of every cell."""
+        return self.sim.state()[: 2 * self.width * self.height]
+
     def _render_ansi(self) -> str:
         """Cell load as text: one character per cell (`` `` idle .. ``@`` full), one row per y."""
-        busy = self.sim.state()[0::2].reshape(self.height, self.width)
+        busy = self._cell_state()[0::2].reshape(self.height, self.width)
         levels = np.minimum((busy * len(_LOAD_CHARS)).astype(np.int64), len(_LOAD_CHARS) - 1)
         rows = ["".join(_LOAD_CHARS[v] for v in row) for row in levels.tolist()]
         s = self.stats()
@@ -157,7 +168,7 @@ class PcsEnv(VersionedEnv):
 
     def _render_rgb_array(self) -> np.ndarray:
         """The cell load as a picture: ``uint8[H, W, 3]``, a square of pixels per cell."""
-        state = self.sim.state()
+        state = self._cell_state()
         busy = state[0::2].reshape(self.height, self.width)
         guard = state[1::2].reshape(self.height, self.width)
         side = max(1, _RENDER_SIZE // max(self.width, self.height))

@@ -1,25 +1,33 @@
 """An env version: one workload's env class under one declaration and its defaults.
 
-A built-in env module (``seer_env/envs/pcs_v1.py``) is its documentation and
-three lines over the workload's one env class, PettingZoo style::
+A version is one row of ``seer_env.envs.VERSIONS`` (EnvPool style)::
 
-    VERSION = EnvVersion("pcs_v1", PcsEnv, declaration="pcs_v1", defaults={"max_cycles": 96})
-    parallel_env, raw_env, env = VERSION.functions(__name__)
-    __doc__ = VERSION.document(__doc__)
+    ("pcs_v1", PcsEnv, "pcs_v1", {"max_cycles": 96}, "time-varying traffic."),
 
 The declaration (``seer_env.workloads``) gives the model parameters (names,
 defaults, bounds, docs); ``seer_env.options`` gives the runtime options; the
-version sets its name and, where they differ, defaults of either (a version
-that only changes a default is a module like the one above). The three
-functions take exactly those arguments (their signature says so, and a call
-with an unknown one is a TypeError as for a plain function).
+row sets the version's name, where they differ its defaults of either, and the
+line its version history shows. The three functions take exactly those
+arguments (their signature says so, and a call with an unknown one is a
+TypeError as for a plain function).
+
+A version's module (``seer_env/envs/pcs_v1.py``) re-exports them, PettingZoo
+style, under its own docstring::
+
+    VERSION = VERSIONS["pcs_v1"]
+    parallel_env, raw_env, env = VERSION.functions(__name__)
+    __doc__ = VERSION.document(__doc__)
+
+``document`` appends what is generated from the row, never stored: the
+"Arguments" (the call, the parameters, the options, each with its default) and
+the "Version history" of the workload's versions up to this one.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pettingzoo import AECEnv
@@ -28,16 +36,15 @@ from seer_env.aec import aec_env
 from seer_env.env import SeerParallelEnv
 from seer_env.options import option_names, option_parameters, options_doc
 from seer_env.workloads import (
-    ARGUMENTS_BEGIN,
-    ARGUMENTS_END,
     arguments_doc,
     model_parameters,
     signature_line,
     validate_params,
     workload_spec,
+    wrap_doc_line,
 )
 
-__all__ = ["EnvVersion", "VersionedEnv"]
+__all__ = ["EnvVersion", "VersionTable", "VersionedEnv"]
 
 
 class VersionedEnv(SeerParallelEnv):
@@ -64,6 +71,8 @@ class EnvVersion:
         declaration: the registered declaration whose parameters the env takes.
         defaults: this version's defaults where they differ from the declaration's
             (model parameters) or ``seer_env.options.RUNTIME_OPTIONS`` (e.g. ``max_cycles``).
+        changes: what this version changed, one line of its version history.
+        earlier: the (name, changes) of the workload's earlier versions, newest first.
 
     Raises:
         ValueError: a default for neither a declared parameter nor an option, or
@@ -76,8 +85,12 @@ class EnvVersion:
         env_class: type,
         declaration: str,
         defaults: Mapping[str, Any] | None = None,
+        changes: str = "",
+        earlier: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.name = name
+        #: The workload's versions up to this one, newest first: (name, changes).
+        self.history = ((name, changes), *earlier)
         self.env_class = env_class
         self.declaration = declaration
         defaults = dict(defaults or {})
@@ -138,10 +151,42 @@ class EnvVersion:
             f"{arguments_doc(self.spec)}\n{options_doc(**self.option_defaults)}"
         )
 
-    def document(self, doc: str) -> str:
-        """``doc`` with the text between the declared-arguments markers regenerated."""
-        if ARGUMENTS_BEGIN not in doc or ARGUMENTS_END not in doc:
-            raise ValueError("docstring lacks the declared-arguments markers")
-        head, rest = doc.split(ARGUMENTS_BEGIN, 1)
-        tail = rest.split(ARGUMENTS_END, 1)[1]
-        return f"{head}{ARGUMENTS_BEGIN}\n{self.arguments_text()}\n{ARGUMENTS_END}{tail}"
+    def document(self, doc: str | None) -> str:
+        """``doc`` (the module's own text) with the generated Arguments and Version history."""
+        history = "\n".join(
+            "\n".join(wrap_doc_line(f"- {name.rsplit('_', 1)[1]}: {changes}"))
+            for name, changes in self.history
+        )
+        return (
+            f"{(doc or '').rstrip()}\n\n## Arguments\n\n{self.arguments_text()}\n\n"
+            f"## Version history\n\n{history}\n"
+        )
+
+
+class VersionTable(Mapping[str, EnvVersion]):
+    """Name -> ``EnvVersion``, from rows ``(name, env_class, declaration, defaults, changes)``.
+
+    A version is built when first asked for: listing the names
+    (``seer_env.env_names()``, at ``import seer_env``) reads no declaration, so
+    a version reads its declaration as registered when it is first used.
+    """
+
+    def __init__(self, *rows: tuple[str, type, str, Mapping[str, Any], str]) -> None:
+        self._rows = {row[0]: row for row in rows}
+        if len(self._rows) != len(rows):
+            raise ValueError(f"an env version is in the table twice: {[r[0] for r in rows]}")
+        self._built: dict[str, EnvVersion] = {}
+
+    def __getitem__(self, name: str) -> EnvVersion:
+        if name not in self._built:
+            row = self._rows[name]
+            rows = list(self._rows.values())
+            earlier = [(r[0], r[4]) for r in rows[: rows.index(row)] if r[1] is row[1]]
+            self._built[name] = EnvVersion(*row, earlier=earlier[::-1])
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

@@ -64,7 +64,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from pettingzoo import ParallelEnv
+from ray.rllib.env.multi_agent_env import ENV_STATE
 from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
 from ray.tune.registry import register_env
 
@@ -106,6 +108,13 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
     - ``render()`` returns the env's ``render()`` in its own ``render_mode``
       (the stock wrapper passes its mode as an argument, which seer_env envs
       accept and ignore).
+    - The env's global state, for a centralised critic: ``state()`` and
+      ``state_space`` always; with ``global_state=True`` (``env_config``
+      key ``"global_state"``) every agent's observation is also a ``Dict``
+      ``{"obs": observation, "state": state}``, the key being RLlib's
+      ``ENV_STATE``, where RLlib's multi-agent examples put the state (the
+      two-step game of its QMIX example), so that a critic module reads it
+      from the batch beside the observation.
 
     The constructor still resets the env once without a seed (the stock
     wrapper needs observations to find the agents); RLlib's first reset
@@ -113,20 +122,42 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
     (:func:`describe_env_runners` reports it per runner).
     """
 
-    def __init__(self, env: ParallelEnv) -> None:
+    def __init__(self, env: ParallelEnv, *, global_state: bool = False) -> None:
+        if not isinstance(global_state, bool):
+            raise ValueError(f"global_state must be a bool, got {global_state!r}")
         super().__init__(env)
         self.env_steps = 0
         self.agents = list(env.agents)
         self.possible_agents = list(env.possible_agents)
+        #: The env's global state space (``state()``).
+        self.state_space = env.state_space
+        self.global_state = global_state
         self.observation_spaces = dict(env.observation_spaces)
+        if global_state:
+            self.observation_spaces = {
+                agent: spaces.Dict({"obs": space, ENV_STATE: env.state_space})
+                for agent, space in self.observation_spaces.items()
+            }
+            self.observation_space = spaces.Dict(self.observation_spaces)
         self.action_spaces = dict(env.action_spaces)
         self.render_mode = getattr(env, "render_mode", None)
+
+    def state(self) -> np.ndarray:
+        """The env's global state (``env.state()``, in ``state_space``)."""
+        return self.par_env.state()
+
+    def _observations(self, obs: dict) -> dict:
+        """``obs``, each with the state beside it when ``global_state`` is on."""
+        if not self.global_state:
+            return obs
+        state = self.par_env.state()
+        return {agent: {"obs": o, ENV_STATE: state} for agent, o in obs.items()}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Reset the env; returns ``(obs, infos)`` dicts over every agent."""
         obs, infos = self.par_env.reset(seed=seed, options=options)
         self.agents = list(self.par_env.agents)
-        return obs, infos or {}
+        return self._observations(obs), infos or {}
 
     def step(self, action_dict: dict):
         """Step the env; the returned done dicts carry ``"__all__"``."""
@@ -137,7 +168,7 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
         all_terminated = over and all(terminateds.values())
         terminateds["__all__"] = all_terminated
         truncateds["__all__"] = over and not all_terminated
-        return obs, rewards, terminateds, truncateds, infos
+        return self._observations(obs), rewards, terminateds, truncateds, infos
 
     def render(self):
         """The env's ``render()`` (in the env's own ``render_mode``)."""
@@ -151,7 +182,7 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
         """The env's ``restore(snapshot)``; returns ``(obs, infos)`` for the live agents there."""
         obs, infos = self.par_env.restore(snapshot)
         self.agents = list(self.par_env.agents)
-        return obs, infos
+        return self._observations(obs), infos
 
 
 def env_runner_threads() -> int:
@@ -192,13 +223,14 @@ class _EnvCreator:
 
     def __call__(self, config: dict | None = None) -> SeerRLlibEnv:
         cfg: dict[str, Any] = dict(config or {})
+        global_state = cfg.pop("global_state", False)
         if "num_threads" not in cfg:
             cfg["num_threads"] = _default_threads(config)
         if cfg.get("seed") is not None:
             worker = int(getattr(config, "worker_index", 0))
             seed = validate_seed(cfg["seed"])
             cfg["seed"] = _derived_seed(seed, worker, _creation_number(self.name, worker, cfg))
-        return SeerRLlibEnv(seer_env.make(self.name, **cfg))
+        return SeerRLlibEnv(seer_env.make(self.name, **cfg), global_state=global_state)
 
 
 def _creation_number(name: str, worker: int, cfg: dict) -> int:
@@ -210,7 +242,9 @@ def _creation_number(name: str, worker: int, cfg: dict) -> int:
 def env_creator(name: str) -> Callable[[dict], SeerRLlibEnv]:
     """The RLlib env creator for env ``name``: ``env_config -> SeerRLlibEnv``.
 
-    ``env_config`` holds the env's keyword arguments (``seer_env.make(name, **cfg)``).
+    ``env_config`` holds the env's keyword arguments (``seer_env.make(name, **cfg)``)
+    and, optionally, ``"global_state": True`` (``SeerRLlibEnv``'s: the state
+    in every observation, for a centralised critic).
     ``num_threads`` defaults to ``"auto"`` in env runners (STPA within the
     runner's CPU grant) and to 1 in a driver that does not sample; a ``seed``
     is turned into a distinct seed per env runner and env.

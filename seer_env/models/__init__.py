@@ -1,4 +1,4 @@
 """Models written in Python: ``python_model`` (``PythonModel``), ``numba`` (``NumbaModel``).
 
-``numba_pcs`` is the C++ ``pcs`` model ported to a ``NumbaModel``.
+A worked ``NumbaModel``, the C++ ``pcs`` model ported, is ``examples/numba_pcs.py``.
 """

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from seer_env.models.declared import DeclaredModel
 from seer_env.validation import validate_int, validate_real
 
 __all__ = ["PythonModel"]
@@ -111,7 +112,7 @@ def declared_config(spec: Mapping[str, Any], config: Mapping[str, Any]) -> dict[
     return validate_params(spec, values)
 
 
-class PythonModel:
+class PythonModel(DeclaredModel):
     """Base class of models whose handlers are Python methods.
 
     Class attributes (the records):
@@ -153,19 +154,7 @@ class PythonModel:
     Boundary hooks receive read-only records and the read-only snapshot.
     """
 
-    state_dtype: ClassVar[Any] = None
-    public_fields: ClassVar[Sequence[str] | None] = None
-    payload_dtype: ClassVar[Any] = None
-    event_kinds: ClassVar[Sequence[str]] = ()
-    info_keys: ClassVar[Sequence[str]] = ()
-    total_keys: ClassVar[Sequence[str]] = ()
-    agent_prefix: ClassVar[str] = "agent"
-    name: ClassVar[str] = ""
-    params: ClassVar[Sequence[Mapping[str, Any]]] = ()
-    space_docs: ClassVar[Mapping[str, Mapping[str, str]]] = {}
-    # Agents act when a handler asks (ctx.request_decision()): on_action then
-    # runs at that time, not at every step (docs/decisions.md).
-    decisions: ClassVar[bool] = False
+    public_fields: ClassVar[Sequence[str] | None] = None  # the rest: DeclaredModel's
 
     @classmethod
     def workload_spec(cls) -> dict[str, Any]:
@@ -203,15 +192,6 @@ class PythonModel:
         if not cls.params:
             return cls(**config)
         return cls(**declared_config(cls.workload_spec(), config))
-
-    def __init__(self) -> None:
-        self.num_entities = 0
-        self.num_agents = 0
-        self.lookahead = 0.0
-        self.dt = 1.0
-        self.observation_space: spaces.Box | None = None
-        self.action_space: spaces.Space | None = None
-        self.state_space: spaces.Box | None = None
 
     # -- handlers (entity-local) -----------------------------------------------------------------
     def reset(self, states: np.ndarray) -> None:

@@ -19,7 +19,8 @@ def parse_num_threads(
 ) -> int | str:
     """Return ``"auto"`` or an int in [1, max_num_threads()]; ValueError naming ``name``.
 
-    ``seer_env._core.max_num_threads()``: 8 per usable CPU, at least 64. The
+    The range is the runtime's, read from it with its text
+    (``seer_env._core.max_num_threads()``: 8 per usable CPU, at least 64). The
     only string an argument may be is ``"auto"`` (``num_threads="4"`` is a
     ValueError, as for every other integer option); an environment variable
     (``from_environment``) is text, so there an integer string is read as its int.
@@ -36,11 +37,8 @@ def parse_num_threads(
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise ValueError(f'{name} must be "auto" or an integer, got {value!r}')
     value = int(value.__index__())
-    most = _core.max_num_threads()
-    if not 1 <= value <= most:
-        raise ValueError(
-            f'{name} must be "auto" or in [1, {most}] (8 per usable CPU, at least 64), got {value}'
-        )
+    if not 1 <= value <= _core.max_num_threads():
+        raise ValueError(f'{name} must be "auto" or in {_core.num_threads_range()}, got {value}')
     return value
 
 

@@ -17,7 +17,8 @@
   a time (docs/decisions.md).
 - ``check_contract(env_fn)``: runs with ``check=True`` and reports contract
   violations, handler failures, outputs outside their spaces and
-  non-determinism.
+  non-determinism, and what the runs exercised (``Coverage``: handler calls
+  by hook and event kind; ``verify`` warns about what never ran).
 - ``serial_step_ratio(a, b, config)``: not a check but a measurement: the
   serial step time of one implementation over another's, stepped in turn.
 
@@ -27,9 +28,9 @@ height=8, **kw)``. Actions are drawn from a generator seeded by the episode
 seed and replayed identically to every env compared.
 """
 
-from seer_env.testing.contract import ContractReport, Violation, check_contract
-from seer_env.testing.declaration import assert_declarations_match
+from seer_env.testing.contract import ContractReport, Coverage, Violation, check_contract
 from seer_env.testing.decisions import assert_decisions_equivalent, hash_policy
+from seer_env.testing.declaration import assert_declarations_match
 from seer_env.testing.equivalence import assert_models_equivalent, assert_serial_equivalent
 from seer_env.testing.numba_modes import assert_modes_equivalent
 from seer_env.testing.speed import StepRatio, serial_step_ratio
@@ -39,6 +40,7 @@ from seer_env.testing.verify import Check, VerifyReport, verify
 __all__ = [
     "Check",
     "ContractReport",
+    "Coverage",
     "StepRatio",
     "Violation",
     "VerifyReport",

@@ -26,12 +26,54 @@ class Violation:
 
 
 @dataclasses.dataclass
+class Coverage:
+    """What checked runs exercised: handler calls by hook and by event kind.
+
+    Read from the runtime (``Simulation.checked_counts``), which counts the
+    handlers a contract check runs one at a time; summed over the runs read.
+    """
+
+    on_init: int = 0
+    on_step_begin: int | None = 0  # None: the model has no on_step_begin
+    on_action: int = 0
+    events: dict[str, int] = dataclasses.field(default_factory=dict)  # every declared kind
+
+    def add(self, counts: dict) -> None:
+        """Add one run's ``checked_counts()``."""
+        self.on_init += counts["on_init"]
+        if counts["on_step_begin"] is None:
+            self.on_step_begin = None
+        elif self.on_step_begin is not None:
+            self.on_step_begin += counts["on_step_begin"]
+        self.on_action += counts["on_action"]
+        for kind, n in counts["events"].items():
+            self.events[kind] = self.events.get(kind, 0) + n
+
+    def never_ran(self) -> list[str]:
+        """The hooks and declared event kinds that no checked run called, in declaration order."""
+        hooks = [("on_init", self.on_init), ("on_step_begin", self.on_step_begin)]
+        hooks.append(("on_action", self.on_action))
+        found = [name for name, n in hooks if n == 0]
+        return found + [f"event kind {kind!r}" for kind, n in self.events.items() if n == 0]
+
+    def __str__(self) -> str:
+        hooks = f"on_init {self.on_init}, "
+        if self.on_step_begin is not None:
+            hooks += f"on_step_begin {self.on_step_begin}, "
+        hooks += f"on_action {self.on_action}"
+        events = ", ".join(f"{kind} {n}" for kind, n in self.events.items())
+        return f"{hooks}; events: {events or 'none declared'}"
+
+
+@dataclasses.dataclass
 class ContractReport:
     """What ``check_contract`` found; ``ok`` when nothing."""
 
     violations: list[Violation] = dataclasses.field(default_factory=list)
     seeds: int = 0
     steps: int = 0
+    #: What the first run of each seed exercised (None: the env hides its Simulation).
+    coverage: Coverage | None = None
 
     @property
     def ok(self) -> bool:
@@ -102,6 +144,16 @@ def _run(env, seed: int, steps: int, policy: Policy, report: ContractReport):
     return frames, step
 
 
+def _add_coverage(report: ContractReport, env) -> None:
+    """Add what ``env``'s checked run exercised to ``report.coverage`` (None once unknown)."""
+    sim = getattr(getattr(env, "unwrapped", env), "sim", None)
+    counts = getattr(sim, "checked_counts", None)
+    if report.coverage is None or counts is None:
+        report.coverage = None
+        return
+    report.coverage.add(counts())
+
+
 def check_contract(
     env_fn: EnvFn,
     *,
@@ -128,7 +180,9 @@ def check_contract(
         strict: raise ``AssertionError`` with the report when anything is found.
 
     Returns:
-        The ``ContractReport`` (``report.ok``, ``report.violations``).
+        The ``ContractReport`` (``report.ok``, ``report.violations``, and
+        ``report.coverage``: the handlers the checked runs called, by hook
+        and event kind).
 
     Raises:
         ValueError: ``seeds=()`` or ``steps=0``: a report of no seed or no
@@ -136,12 +190,12 @@ def check_contract(
     """
     seeds, steps = seed_list(seeds), step_count(steps)
     policy = policy or random_policy
-    report = ContractReport()
+    report = ContractReport(coverage=Coverage())
     for seed in seeds:
         report.seeds += 1
-        first, ran = _run(
-            env_fn(check=True, executor="serial", num_threads=1), seed, steps, policy, report
-        )
+        env = env_fn(check=True, executor="serial", num_threads=1)
+        first, ran = _run(env, seed, steps, policy, report)
+        _add_coverage(report, env)
         report.steps += ran
         if first is None:
             continue

@@ -61,7 +61,9 @@ def _difference(reference: tuple, run: tuple) -> str | None:
     decisions, last, digest = run
     for k, (a, b) in enumerate(zip(ref_decisions, decisions)):
         if a != b:
-            return f"decision {k}: reference (t={a[0]}, {a[1]}), got (t={b[0]}, {b[1]}){_what(a, b)}"
+            return (
+                f"decision {k}: reference (t={a[0]}, {a[1]}), got (t={b[0]}, {b[1]}){_what(a, b)}"
+            )
     if len(ref_decisions) != len(decisions):
         return f"{len(decisions)} decisions, the reference made {len(ref_decisions)}"
     if ref_last != last:
@@ -106,7 +108,9 @@ def assert_decisions_equivalent(
     seeds, threads = seed_list(seeds), thread_counts(threads)
     names = list(_core.executor_names() if executors is None else executors)
     if isinstance(executors, (str, bytes)) or not names:
-        raise ValueError(f"executors must be None or a non-empty sequence of names, got {executors!r}")
+        raise ValueError(
+            f"executors must be None or a non-empty sequence of names, got {executors!r}"
+        )
     # The serial executor has one thread, whatever `threads` says.
     runs = [(e, n) for e in names for n in threads if e != "serial" or n == threads[0]]
     runs = [("serial", 1) if e == "serial" else (e, n) for e, n in runs]

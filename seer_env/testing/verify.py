@@ -8,7 +8,10 @@ and runs, over several seeds:
    and state record (``assert_declarations_match``);
 2. contract: ``check_contract`` on each (checked mode: writes to other
    entities, early cross-entity events, handler errors, outputs outside their
-   spaces, non-determinism);
+   spaces, non-determinism); then the port's coverage: how often each hook
+   (``on_init``, ``on_step_begin``, ``on_action``) and each declared event
+   kind ran, a warning (not a failure) naming any that never ran, since no
+   check tests code that no run reaches;
 3. serial equivalence: every executor and thread count against serial, on
    outputs AND on every entity state, pending event and the digest (a model
    that runs serially only, a ``PythonModel`` or an interpreted
@@ -49,7 +52,7 @@ from seer_env.models.numba import NumbaModel
 from seer_env.models.numba.kernel import numba_available
 from seer_env.models.python_model import PythonModel
 from seer_env.testing.arguments import compared_executors, seed_list, step_count, thread_counts
-from seer_env.testing.contract import check_contract
+from seer_env.testing.contract import Coverage, check_contract
 from seer_env.testing.declaration import declaration_difference, declaration_of
 from seer_env.testing.equivalence import _spaces_difference, require_runtime, serial_only_reason
 from seer_env.testing.trajectory import (
@@ -74,11 +77,12 @@ class Check:
     """One check of ``verify``: its name, outcome and what it found."""
 
     name: str
-    status: str  # "ok", "failed" or "skipped"
+    status: str  # "ok", "failed", "skipped" or "warning" (passed, but see the detail)
     detail: str = ""
 
     def __str__(self) -> str:
-        mark = {"ok": "ok     ", "failed": "FAILED ", "skipped": "skipped"}[self.status]
+        marks = {"ok": "ok     ", "failed": "FAILED ", "skipped": "skipped", "warning": "WARNING"}
+        mark = marks[self.status]
         return f"  {mark} {self.name}" + (f": {self.detail}" if self.detail else "")
 
 
@@ -99,8 +103,15 @@ class VerifyReport:
         """The checks that failed."""
         return [c for c in self.checks if c.status == "failed"]
 
+    @property
+    def warnings(self) -> list[Check]:
+        """The checks that passed with a warning (e.g. code that no run reached)."""
+        return [c for c in self.checks if c.status == "warning"]
+
     def __str__(self) -> str:
         verdict = "passed" if self.ok else f"{len(self.failures)} check(s) failed"
+        if self.warnings:
+            verdict += f" with {len(self.warnings)} warning(s)"
         lines = [f"verify: {verdict} ({self.seconds:.1f} s)"]
         lines += [str(c) for c in self.checks]
         return "\n".join(lines)
@@ -324,8 +335,12 @@ def _compare(
 
 
 # -- the checks -----------------------------------------------------------------------------------
-def _contract(name: str, env_fn, seeds, steps, policy, interpreted_fn=None) -> Check:
+def _contract(
+    name: str, env_fn, seeds, steps, policy, interpreted_fn=None, coverage: list | None = None
+) -> Check:
     report = check_contract(env_fn, seeds=seeds, steps=steps, policy=policy, strict=False)
+    if coverage is not None:
+        coverage.append(report.coverage)
     if report.ok:
         return Check(name, "ok", f"{report.seeds} seeds, {report.steps} steps")
     lines = []
@@ -343,6 +358,27 @@ def _contract(name: str, env_fn, seeds, steps, policy, interpreted_fn=None) -> C
         if handler is not None:
             lines.insert(1, f"the same seed interpreted (compiled=False): {handler.message}")
     return Check(name, "failed", "; ".join(lines))
+
+
+def _coverage(name: str, coverage: Coverage | None, seeds, steps: int) -> Check:
+    """What the contract runs exercised; a warning naming each hook or event kind never run.
+
+    Code no run reaches is code no check tested: a porting bug there passes
+    every comparison.
+    """
+    if coverage is None:
+        return Check(name, "skipped", "the env factory hides its Simulation")
+    never = coverage.never_ran()
+    if not never:
+        return Check(name, "ok", str(coverage))
+    return Check(
+        name,
+        "warning",
+        f"{', '.join(never)} never ran in {len(seeds)} seeds x {steps} steps ({coverage}), so "
+        "no check here tested that code: give verify more steps or seeds (steps=, seeds=), or "
+        "a config where it happens (config=: a smaller capacity, a higher rate, the parameter "
+        "that enables it), or a policy that leads there (policy=)",
+    )
 
 
 def _serial_equivalence(name, env_fn, seeds, steps, threads, executors, policy) -> Check:
@@ -527,14 +563,26 @@ def verify(
             )
         )
     port_modes = _modes_fns(port, config)
+    coverage: list[Coverage | None] = []
     report.checks.append(
         _guarded(
             "contract (port)",
             lambda: _contract(
-                "contract (port)", port_fn, seeds, steps, policy, port_modes and port_modes[0]
+                "contract (port)",
+                port_fn,
+                seeds,
+                steps,
+                policy,
+                port_modes and port_modes[0],
+                coverage,
             ),
         )
     )
+    if coverage:  # the contract check ran to its end
+        name_coverage = "coverage (port)"
+        report.checks.append(
+            _guarded(name_coverage, lambda: _coverage(name_coverage, coverage[0], seeds, steps))
+        )
     name = "serial equivalence"
     report.checks.append(
         _guarded(

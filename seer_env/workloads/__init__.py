@@ -40,14 +40,9 @@ __all__ = [
     "signature_line",
     "validate_params",
     "workload_spec",
+    "wrap_doc_line",
 ]
 
-# An env's docstring holds the generated argument list between these lines. The
-# text is checked in (so static docs tools see it) and regenerated at import
-# (so the runtime docs follow the declaration); a test fails when the
-# checked-in text is stale.
-ARGUMENTS_BEGIN = "<!-- declared arguments: generated from the model's declaration -->"
-ARGUMENTS_END = "<!-- end of declared arguments -->"
 _DOC_WIDTH = 79  # generated docstring lines wrap here
 
 
@@ -183,11 +178,17 @@ def signature_line(call: str, signature: inspect.Signature) -> str:
     return "\n".join(textwrap.wrap(text, _DOC_WIDTH, break_on_hyphens=False))
 
 
+def wrap_doc_line(item: str) -> list[str]:
+    """A Markdown list item wrapped as generated docstrings are."""
+    return textwrap.wrap(item, _DOC_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+
+
 def arguments_doc(spec: Mapping[str, Any]) -> str:
     """The declared parameters as a Markdown list: name, doc, range, default."""
     lines = []
     for p in spec["params"]:
         default = p["default_doc"] if p["default"] is None else repr(p["default"])
-        line = f"- ``{p['name']}``: {p['doc']}; {_range_text(p)}, default ``{default}``."
-        lines += textwrap.wrap(line, _DOC_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+        lines += wrap_doc_line(
+            f"- ``{p['name']}``: {p['doc']}; {_range_text(p)}, default ``{default}``."
+        )
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""aircraft_v0: the C++ model against the NumPy reference (bench/reference/aircraft.py)."""
+"""aircraft_v0: the C++ model against its NumPy reference (seer_env.testing.reference)."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import seer_env
-from bench.reference.aircraft import AircraftReference, draw_wind
 from seer_env.envs.aircraft import UAV_STATE_DTYPE, uav_states
+from seer_env.testing.reference.aircraft import AircraftReference, draw_wind
 
 # Small, dense airspaces so that 20 steps see near misses, ties between beacon
 # arrivals and substeps (comm_latency = 10 substeps), and crashes.

@@ -37,26 +37,26 @@ def random_actions(rng, n, scale=1.0):
 
 
 # -- PettingZoo ---------------------------------------------------------------------------------
-def test_parallel_api():
+def test_parallel_env_passes_pettingzoos_parallel_api_test():
     parallel_api_test(aircraft_v0.parallel_env(**SMALL, seed=0), num_cycles=200)
 
 
-def test_aec_api():
+def test_aec_envs_pass_pettingzoos_api_test():
     api_test(parallel_to_aec(aircraft_v0.parallel_env(**SMALL, seed=0)), num_cycles=50)
     api_test(aircraft_v0.env(**SMALL, seed=1), num_cycles=20)
 
 
-def test_max_cycles():
+def test_episodes_truncate_at_max_cycles():
     max_cycles_test(aircraft_v0)
 
 
-def test_state():
+def test_state_passes_pettingzoos_state_test():
     state_test(
         aircraft_v0.env(**SMALL, seed=0), aircraft_v0.parallel_env(**SMALL, seed=0), num_cycles=20
     )
 
 
-def test_seed_test():
+def test_the_same_seed_gives_the_same_episode():
     parallel_seed_test(functools.partial(aircraft_v0.parallel_env, **SMALL), num_cycles=20)
 
 
@@ -116,7 +116,7 @@ def test_battery_empty_and_out_of_bounds_terminate():
     assert (sim.infos()[:, 4] == 2).all()
 
 
-def test_render_modes():
+def test_rgb_array_and_ansi_draw_the_flight_and_an_unknown_mode_is_refused():
     env = aircraft_v0.parallel_env(**SMALL, seed=0, render_mode="rgb_array")
     env.reset()
     first = env.render()

@@ -1,18 +1,20 @@
 """Env versions: one class per workload, each version a declaration name and its defaults."""
 
 import importlib
+import importlib.util
 import inspect
 from pathlib import Path
 
 import pytest
 
 import seer_env
+import seer_env.envs
 from seer_env import options
 from seer_env.envs import aircraft_v0, aircraft_v1, pcs_v0, pcs_v1
 from seer_env.envs.aircraft import AircraftEnv
 from seer_env.envs.pcs import PcsEnv
 from seer_env.envs.version import EnvVersion
-from seer_env.workloads import ARGUMENTS_BEGIN, model_defaults, workload_spec
+from seer_env.workloads import model_defaults, workload_spec
 
 VERSIONS = [pcs_v0, pcs_v1, aircraft_v0, aircraft_v1]
 
@@ -33,9 +35,42 @@ def test_a_version_takes_the_declared_parameters_then_the_runtime_options(module
     for fn in (module.parallel_env, module.raw_env, module.env):
         assert inspect.signature(fn) == version.signature
         assert fn.__module__ == module.__name__
-    # The checked-in Arguments text is the generated one (static docs tools read it).
-    assert version.arguments_text() in inspect.getsource(module)
-    assert module.__doc__.split(ARGUMENTS_BEGIN)[1].startswith("\n" + version.arguments_text())
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # the generated lines wrap anywhere
+
+
+@pytest.mark.parametrize("module", VERSIONS, ids=lambda m: m.__name__.rsplit(".", 1)[1])
+def test_a_versions_page_lists_every_argument_with_its_default_and_is_never_stored(module):
+    version = module.VERSION
+    short = module.__name__.rsplit(".", 1)[1]
+    head, rest = module.__doc__.split("\n## Arguments\n", 1)
+    arguments, history = (_flat(part) for part in rest.split("\n## Version history\n", 1))
+    assert head.startswith(f"{short}: ")  # the module's own text comes first
+    assert arguments.startswith(f"``{short}.parallel_env(")
+    declared = {p["name"]: p for p in version.spec["params"]}
+    for name, parameter in version.signature.parameters.items():
+        computed = name in declared and declared[name]["default"] is None  # arena_size
+        default = declared[name]["default_doc"] if computed else repr(parameter.default)
+        item = arguments.split(f"- ``{name}``: ", 1)[1].split(" - ``", 1)[0]
+        assert item.endswith(f"default ``{default}``."), (name, item)
+    assert history == " ".join(f"- {n.rsplit('_', 1)[1]}: {c}" for n, c in version.history)
+    workload = short.rsplit("_", 1)[0]  # newest first, this workload's versions up to this one
+    expected = [n for n in seer_env.env_names() if n.rsplit("_", 1)[0] == workload]
+    assert [n for n, _ in version.history] == expected[: expected.index(short) + 1][::-1]
+    # Generated at import, never stored: the source holds none of it.
+    source = inspect.getsource(module)
+    assert "## Arguments" not in source and "default ``" not in source
+
+
+def test_the_version_table_is_every_version_module():
+    from seer_env.envs import VERSIONS as TABLE
+
+    files = {p.stem for p in Path(seer_env.envs.__file__).parent.glob("*_v[0-9]*.py")}
+    assert set(TABLE) == files == set(seer_env.env_names())
+    for name, version in TABLE.items():
+        assert importlib.import_module(f"seer_env.envs.{name}").VERSION is version
 
 
 @pytest.mark.parametrize(
@@ -103,3 +138,20 @@ def test_every_version_is_on_its_workloads_docs_page():
         page = (docs / f"{workload}.md").read_text()
         assert f"::: seer_env.envs.{workload}\n" in page
         assert f"## {name}\n\n::: seer_env.envs.{name}\n" in page, f"{name} not on {page}"
+
+
+def test_the_docs_build_documents_a_version_with_its_generated_arguments():
+    griffe = pytest.importorskip("griffe")
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location(
+        "griffe_generated_docstrings", root / "tools" / "griffe_generated_docstrings.py"
+    )
+    extension = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(extension)
+    static = griffe.load("seer_env.envs.pcs_v1")
+    assert "## Arguments" not in static.docstring.value  # the source stores none of it
+    built = griffe.load(
+        "seer_env.envs.pcs_v1",
+        extensions=griffe.load_extensions(extension.GeneratedDocstrings()),
+    )
+    assert built.docstring.value == inspect.cleandoc(pcs_v1.__doc__)  # what the docs render

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
 
-from bench.reference.pcs import PcsReference
 from seer_env.envs import pcs_v0
+from seer_env.testing.reference.pcs import PcsReference
 
 CASES = [
     # grid, seed, handoff_delay, other arguments

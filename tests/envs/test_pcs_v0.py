@@ -54,12 +54,12 @@ def trace(env, steps, seed=None, action_seed=0):
 
 # -- PettingZoo API ------------------------------------------------------------------------------
 @pz_warnings
-def test_parallel_api():
+def test_parallel_env_passes_pettingzoos_parallel_api_test():
     parallel_api_test(pcs_v0.parallel_env(**SMALL), num_cycles=60)
 
 
 @pz_warnings
-def test_aec_api():
+def test_aec_envs_pass_pettingzoos_api_test_and_unwrap_to_the_pcs_env():
     api_test(parallel_to_aec(pcs_v0.parallel_env(**SMALL, max_cycles=30)), num_cycles=40)
     api_test(pcs_v0.env(**SMALL, max_cycles=30), num_cycles=40)
     assert isinstance(pcs_v0.raw_env(**SMALL).unwrapped, PcsEnv)
@@ -68,12 +68,12 @@ def test_aec_api():
     assert aec.unwrapped.stats()["call_attempts"] == 0
 
 
-def test_max_cycles():
+def test_episodes_truncate_at_max_cycles():
     max_cycles_test(pcs_v0)
 
 
 @pz_warnings
-def test_state():
+def test_state_passes_pettingzoos_state_test_and_fits_the_state_space():
     state_test(pcs_v0.env(**SMALL), pcs_v0.parallel_env(**SMALL))
     env = pcs_v0.parallel_env(**SMALL)
     env.reset(seed=1)
@@ -81,11 +81,11 @@ def test_state():
     assert env.state().shape == (2 * 24,)
 
 
-def test_seed_test():
+def test_the_same_seed_gives_the_same_episode():
     parallel_seed_test(functools.partial(pcs_v0.parallel_env, **SMALL), num_cycles=20)
 
 
-def test_render(capsys):
+def test_render_passes_pettingzoos_render_test_and_draws_the_grid_as_text(capsys):
     render_test(functools.partial(pcs_v0.env, **SMALL))
     env = pcs_v0.parallel_env(**SMALL, render_mode="ansi")
     env.reset(seed=0)

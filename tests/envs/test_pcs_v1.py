@@ -27,7 +27,7 @@ pz_warnings = pytest.mark.filterwarnings(
 
 # -- PettingZoo API ------------------------------------------------------------------------------
 @pz_warnings
-def test_parallel_api():
+def test_parallel_env_passes_pettingzoos_parallel_api_test():
     parallel_api_test(pcs_v1.parallel_env(**SMALL), num_cycles=60)
 
 

@@ -23,11 +23,11 @@ from numba_faulty import (  # noqa: E402
     WRITE_SNAPSHOT,
     Faulty,
 )
+from numba_pcs import NumbaPcs  # noqa: E402
 
 import seer_env  # noqa: E402
 from seer_env import SeerParallelEnv, _core  # noqa: E402
 from seer_env import handler_api as api  # noqa: E402
-from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
 from seer_env.testing import (  # noqa: E402
     assert_declarations_match,
     assert_modes_equivalent,
@@ -379,7 +379,7 @@ def test_numba_pcs_loops_are_capped_like_the_cpp_ones(monkeypatch):
     # pcs.cpp caps both draw loops (kMaxLoopDraws): a loop the clock cannot
     # advance raises instead of hanging. The same source is compiled; here the
     # interpreted kernel runs with a small cap so that the test is quick.
-    from seer_env.models import numba_pcs
+    import numba_pcs
 
     monkeypatch.setattr(numba_pcs, "MAX_LOOP_DRAWS", 1000)
     params = NumbaPcs(width=2, height=2, move_interval=1e-4, call_interval=1.0).params_record

@@ -16,10 +16,10 @@ import pytest
 numba = pytest.importorskip("numba")
 
 from numba_faulty import RAISE_IN_EVENT, Faulty  # noqa: E402
+from numba_pcs import NumbaPcs  # noqa: E402
 
 import seer_env  # noqa: E402
 from seer_env import SeerParallelEnv, vector  # noqa: E402
-from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
 
 PCS = {"width": 4, "height": 3, "phones_per_cell": 6, "move_interval": 300.0}
 

@@ -5,9 +5,10 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
+from numba_pcs import NumbaPcs  # noqa: E402
+
 from seer_env import SeerParallelEnv, vector  # noqa: E402
 from seer_env.model_source import runs_on_threads  # noqa: E402
-from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
 from seer_env.stpa import cost_model, hardware, rules  # noqa: E402
 from seer_env.stpa import load as stpa_load  # noqa: E402
 from seer_env.stpa import reuse as stpa_reuse  # noqa: E402

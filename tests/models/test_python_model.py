@@ -8,7 +8,7 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test
 from ring_model import Ring, all_send, ring_env
 
 import seer_env
-from seer_env.rng import EntityRng
+from seer_env.testing.rng import EntityRng
 
 
 def test_passes_the_pettingzoo_tests():

@@ -8,7 +8,7 @@ from seer_env.testing.speed import StepRatio, serial_step_ratio
 
 pytest.importorskip("numba")
 
-from seer_env.models.numba_pcs import NumbaPcs  # noqa: E402
+from numba_pcs import NumbaPcs  # noqa: E402
 
 TINY = {"width": 2, "height": 2, "phones_per_cell": 4}
 

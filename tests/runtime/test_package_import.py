@@ -17,17 +17,24 @@ def test_builtin_models_and_executors_are_listed():
     assert "serial" in seer_env.executor_names()
 
 
-def test_test_models_are_listed_only_once_registered():
-    # A fresh process: tests/conftest.py registered the test-only models in this one.
+def test_test_models_and_comparison_executors_are_listed_only_once_registered():
+    # A fresh process: tests/conftest.py registered both in this one.
     script = (
         "import seer_env\n"
         "print('faulty' in seer_env.model_names())\n"
+        "print(','.join(seer_env.executor_names()))\n"
         "seer_env._core._register_test_models()\n"
+        "seer_env._core._register_comparison_executors()\n"
         "print('faulty' in seer_env.model_names())\n"
         "print(','.join(seer_env.executor_names()))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True", "serial,parallel,locked,barrier"]
+    assert out.stdout.split() == [
+        "False",
+        "serial,parallel",
+        "True",
+        "serial,parallel,locked,barrier",
+    ]
 
 
 def test_exceptions_are_runtime_errors_with_public_names():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import seer_env
-from bench.reference.phold import PholdReference
+from seer_env.testing.reference.phold import PholdReference
 
 BENCH = dict(num_entities=1024, population=1, remote=0.25, work=0)
 

@@ -1,10 +1,12 @@
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seer_env import _core
-from seer_env.rng import EntityRng
+from seer_env.testing.rng import EntityRng
 
 seeds = st.integers(min_value=0, max_value=2**64 - 1)
 entities = st.integers(min_value=0, max_value=2**32 - 1)
@@ -54,3 +56,10 @@ def test_streams_of_entities_differ():
 def test_python_stream_rejects_bad_seed(bad):
     with pytest.raises(ValueError, match="seed"):
         EntityRng(bad, 0)
+
+
+def test_the_deprecated_import_path_still_gives_the_python_streams():
+    sys.modules.pop("seer_env.rng", None)  # its warning comes at import
+    with pytest.warns(DeprecationWarning, match=r"seer_env\.testing\.rng"):
+        from seer_env.rng import EntityRng as Deprecated
+    assert Deprecated is EntityRng

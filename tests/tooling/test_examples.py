@@ -138,6 +138,7 @@ def test_every_example_has_a_test():
         "rllib_ppo_pcs",
         "rllib_sampling_throughput",
         "numba_pcs_speed",
+        "numba_pcs",  # the model numba_pcs_speed runs; tests/models/test_numba_model.py
     }
     scripts = {p.stem for p in EXAMPLES.glob("*.py")}
     assert scripts == tested, f"examples without a test: {scripts - tested}"

@@ -11,9 +11,9 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
-#include <unordered_set>
 
 #include "bindings.hpp"
+#include "live_objects.hpp"
 #include "model_registry.hpp"
 #include "models/numba_model.hpp"
 #include "models/python_model.hpp"
@@ -30,19 +30,11 @@ namespace seer::bindings {
 
 namespace {
 
-// The Python-facing object: a Simulation plus a concurrency guard.
-struct PySimulation;
-
-// Every live PySimulation, for the fork handler. Changed and read under the
-// GIL only (the thread that forks holds it, so the child's copy is whole).
-std::unordered_set<PySimulation*>& live_simulations() {
-  static auto* live = new std::unordered_set<PySimulation*>();  // never freed: exit order
-  return *live;
-}
-
+// The Python-facing object: a Simulation plus a concurrency guard; live for
+// the fork handler.
 struct PySimulation {
-  PySimulation() { live_simulations().insert(this); }
-  ~PySimulation() { live_simulations().erase(this); }
+  PySimulation() { live_objects<PySimulation>().insert(this); }
+  ~PySimulation() { live_objects<PySimulation>().erase(this); }
   PySimulation(const PySimulation&) = delete;
   PySimulation& operator=(const PySimulation&) = delete;
 
@@ -57,7 +49,7 @@ struct PySimulation {
 // call never returns here: clear its busy flag and make reset() rebuild the
 // torn state. Runs in the child right after fork() (only flag stores).
 void after_fork_in_child() {
-  for (PySimulation* self : live_simulations()) {
+  for (PySimulation* self : live_objects<PySimulation>()) {
     if (self->busy.load(std::memory_order_relaxed) && self->sim) {
       self->sim->forget_call_in_flight();
       self->busy.store(false, std::memory_order_relaxed);
@@ -131,6 +123,9 @@ void bind_simulation(py::module_& m) {
   m.def("executor_names", &executor_names, "Names of the available executors.");
   m.def("max_num_threads", &max_num_threads,
         "The most threads an executor may use: 8 per CPU this process may use, at least 64.");
+  m.def("num_threads_range", &num_threads_range,
+        "The range num_threads must be in, as the errors state it: '[1, max_num_threads()] (8 "
+        "per usable CPU, at least 64)'.");
 
   py::class_<PySimulation>(m, "Simulation",
                            "One instance of a registered model on an executor: the low-level "
@@ -153,7 +148,7 @@ void bind_simulation(py::module_& m) {
            py::arg("executor") = "serial", py::arg("num_threads") = 1, py::arg("check") = false,
            py::arg("event_budget") = 50'000'000, py::arg("decisions") = py::none(),
            "A Simulation of the registered C++ model `model` (seer_env.model_names()) with "
-           "numeric `config`; num_threads in [1, 1024], event_budget: max events per step "
+           "numeric `config`; num_threads in [1, max_num_threads()], event_budget: max events per step "
            "(0: unlimited).")
       .def(py::init([](const py::object& model, const py::dict& config,
                        const std::string& executor, const py::object& num_threads, bool check,
@@ -402,6 +397,29 @@ void bind_simulation(py::module_& m) {
              return out;
            },
            "Fresh float32[state_dim] global state of the last boundary.")
+      .def("checked_counts",
+           [](PySimulation& self) {
+             require_idle(self.busy, "checked_counts");
+             const auto& counts = self.sim->checked_counts();
+             const ModelSpec& s = self.sim->spec();
+             py::dict events;
+             for (std::size_t k = 0; k < s.event_kinds.size(); ++k) {
+               events[py::str(s.event_kinds[k])] = counts.events[k];
+             }
+             py::dict out;
+             out["on_init"] = counts.init;
+             // None: the model has no on_step_begin (the runtime never calls it).
+             out["on_step_begin"] = self.sim->model().has_step_begin()
+                                        ? py::object(py::int_(counts.step_begin))
+                                        : py::object(py::none());
+             out["on_action"] = counts.action;
+             out["events"] = events;
+             return out;
+           },
+           "Handlers run under a contract check (check=True, check_steps, check_contract) "
+           "since this Simulation was made: {'on_init', 'on_step_begin' (None when the "
+           "model has none), 'on_action': counts, 'events': {kind: count}}. Unchecked "
+           "steps are not counted.")
       .def("entity_states",
            [](PySimulation& self) {
              require_idle(self.busy, "entity_states");

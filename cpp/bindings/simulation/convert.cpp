@@ -62,6 +62,41 @@ bool is_bool(const py::handle& value) {
 // The dtype kind of a numpy array ('b' bool, 'i'/'u' integer, 'f' real, ...).
 char kind_of(const py::array& array) { return array.dtype().kind(); }
 
+// `value` as a Python int when it is an integer (Python or NumPy, not a bool);
+// std::invalid_argument("<must>, got <repr>") otherwise.
+py::int_ integer_of(const py::object& value, const std::string& must) {
+  if (!py::hasattr(value, "__index__") || py::isinstance<py::bool_>(value)) {
+    throw std::invalid_argument(must + ", got " + text_of(value));
+  }
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (index == nullptr) throw py::error_already_set();  // its __index__ raised
+  return py::reinterpret_steal<py::int_>(index);
+}
+
+// `values` as a one-dimensional NumPy array of `n` values whose dtype kind is
+// one of `kinds`; std::invalid_argument("<what>, got dtype|shape ...") otherwise.
+py::array array_of(const py::object& values, std::size_t n, const std::string& what,
+                   const std::string& kinds) {
+  const py::array given = py::module_::import("numpy").attr("asarray")(values);
+  if (kinds.find(kind_of(given)) == std::string::npos) {
+    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
+  }
+  if (static_cast<std::size_t>(given.size()) != n || given.ndim() != 1) {
+    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
+  }
+  return given;
+}
+
+// An integer array as int64, checked before any narrowing: an unsigned value
+// above 2**63 reads as negative, which every range check here refuses (256
+// would become 0 and -1 would become 255 as uint8).
+py::array_t<std::int64_t> as_int64(const py::array& given) {
+  const py::object wide = kind_of(given) == 'u'
+                              ? py::object(given.attr("astype")("uint64").attr("view")("int64"))
+                              : py::object(given);
+  return py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(wide);
+}
+
 }  // namespace
 
 py::dict last_step_dict(const Simulation& sim) {
@@ -120,11 +155,7 @@ Config to_config(const py::dict& values) {
 
 std::uint64_t to_count(const py::object& value, const char* name, std::uint64_t lo,
                        std::uint64_t hi) {
-  if (!py::hasattr(value, "__index__") || py::isinstance<py::bool_>(value)) {
-    throw std::invalid_argument(std::string(name) + " must be an integer, got " +
-                                std::string(py::str(py::repr(value))));
-  }
-  const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  const py::int_ v = integer_of(value, std::string(name) + " must be an integer");
   if (v < py::int_(lo) || v > py::int_(hi)) {
     throw std::invalid_argument(std::string(name) + " must be in [" + std::to_string(lo) + ", " +
                                 std::to_string(hi) + "], got " + std::string(py::str(v)));
@@ -133,16 +164,13 @@ std::uint64_t to_count(const py::object& value, const char* name, std::uint64_t 
 }
 
 unsigned to_num_threads(const py::object& value) {
-  const unsigned most = max_num_threads();
-  if (py::hasattr(value, "__index__") && !py::isinstance<py::bool_>(value)) {
-    const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
-    if (v < py::int_(1) || v > py::int_(most)) {
-      throw std::invalid_argument("num_threads must be in [1, " + std::to_string(most) +
-                                  "] (8 per usable CPU, at least 64), got " +
-                                  std::string(py::str(v)));
-    }
+  // The range is the runtime's (check_num_threads); checked here on the Python
+  // int, so that -2 or 10**30 is reported as written rather than wrapped.
+  const py::int_ v = integer_of(value, "num_threads must be an integer");
+  if (v < py::int_(1) || v > py::int_(max_num_threads())) {
+    throw num_threads_error(py::str(v));
   }
-  return static_cast<unsigned>(to_count(value, "num_threads", 1, most));
+  return v.cast<unsigned>();
 }
 
 SimulationOptions to_options(const std::string& executor, const py::object& num_threads,
@@ -156,15 +184,11 @@ SimulationOptions to_options(const std::string& executor, const py::object& num_
 }
 
 std::uint64_t to_seed(const py::object& seed) {
-  if (!py::hasattr(seed, "__index__") || py::isinstance<py::bool_>(seed)) {
-    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
-                                std::string(py::str(py::repr(seed))));
-  }
-  py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(seed.ptr()));
+  const std::string must = "seed must be an integer in [0, 2**64)";
+  const py::int_ value = integer_of(seed, must);
   const py::int_ limit = py::int_(1).attr("__lshift__")(64);
   if (value < py::int_(0) || value >= limit) {
-    throw std::invalid_argument("seed must be an integer in [0, 2**64), got " +
-                                std::string(py::str(value)));
+    throw std::invalid_argument(must + ", got " + std::string(py::str(value)));
   }
   return value.cast<std::uint64_t>();
 }
@@ -260,22 +284,13 @@ void check_action_values(const ModelSpec& s, const py::array& actions, std::size
 
 py::array_t<std::uint8_t> mask_array(const py::object& mask, std::size_t rows, const char* name) {
   if (mask.is_none()) return py::array_t<std::uint8_t>(0);
-  const py::array given = py::module_::import("numpy").attr("asarray")(mask);
-  const char kind = kind_of(given);
   const std::string what = std::string(name) + " must be a bool or 0/1 integer array of length " +
                            std::to_string(rows);
-  if (kind != 'b' && kind != 'i' && kind != 'u') {
-    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
-  }
-  if (static_cast<std::size_t>(given.size()) != rows || given.ndim() != 1) {
-    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
-  }
-  if (kind == 'b') {
+  const py::array given = array_of(mask, rows, what, "biu");
+  if (kind_of(given) == 'b') {
     return py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(given);
   }
-  // Check before narrowing: 256 would become 0 and -1 would become 255.
-  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
-      kind == 'u' ? py::object(given.attr("astype")("uint64").attr("view")("int64")) : py::object(given));
+  const auto wide = as_int64(given);
   py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(rows));
   for (std::size_t i = 0; i < rows; ++i) {
     const std::int64_t v = wide.data()[i];
@@ -290,18 +305,9 @@ py::array_t<std::uint8_t> mask_array(const py::object& mask, std::size_t rows, c
 
 py::array_t<std::uint8_t> small_uint_array(const py::object& values, std::size_t m,
                                            std::uint64_t hi, const char* name) {
-  const py::array given = py::module_::import("numpy").attr("asarray")(values);
-  const char kind = kind_of(given);
   const std::string what = std::string(name) + " must be an integer array of " +
                            std::to_string(m) + " values in [0, " + std::to_string(hi) + "]";
-  if (kind != 'i' && kind != 'u') {
-    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
-  }
-  if (static_cast<std::size_t>(given.size()) != m || given.ndim() != 1) {
-    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
-  }
-  const auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(
-      kind == 'u' ? py::object(given.attr("astype")("uint64").attr("view")("int64")) : py::object(given));
+  const auto wide = as_int64(array_of(values, m, what, "iu"));
   py::array_t<std::uint8_t> out(static_cast<py::ssize_t>(m));
   for (std::size_t i = 0; i < m; ++i) {
     const std::int64_t v = wide.data()[i];
@@ -315,19 +321,11 @@ py::array_t<std::uint8_t> small_uint_array(const py::object& values, std::size_t
 }
 
 py::array_t<std::uint64_t> seed_array(const py::object& values, std::size_t m) {
-  const py::array given = py::module_::import("numpy").attr("asarray")(values);
-  const char kind = kind_of(given);
   const std::string what =
       "seeds must be an integer array of " + std::to_string(m) + " values in [0, 2**64)";
-  if (kind != 'i' && kind != 'u') {
-    throw std::invalid_argument(what + ", got dtype " + std::string(py::str(given.dtype())));
-  }
-  if (static_cast<std::size_t>(given.size()) != m || given.ndim() != 1) {
-    throw std::invalid_argument(what + ", got shape " + text_of(given.attr("shape")));
-  }
-  if (kind == 'i') {  // -1 would wrap to 2**64 - 1
-    const auto signed_values =
-        py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(given);
+  const py::array given = array_of(values, m, what, "iu");
+  if (kind_of(given) == 'i') {  // -1 would wrap to 2**64 - 1
+    const auto signed_values = as_int64(given);
     for (std::size_t i = 0; i < m; ++i) {
       if (signed_values.data()[i] < 0) {
         throw std::invalid_argument(what + ", got " + std::to_string(signed_values.data()[i]) +

@@ -6,11 +6,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "background_worker.hpp"
 #include "bindings.hpp"
+#include "live_objects.hpp"
 #include "models/numba_model.hpp"
 #include "platform.hpp"
 #include "simulation/convert.hpp"
@@ -38,18 +38,10 @@ struct PendingStep {
   std::exception_ptr fatal;  // VectorSimulation::step itself threw (bad_alloc, ...)
 };
 
-struct PyVectorSimulation;
-
-// Every live PyVectorSimulation, for the fork and exit handlers. Changed and
-// read under the GIL only (the thread that forks holds it).
-std::unordered_set<PyVectorSimulation*>& live_vectors() {
-  static auto* live = new std::unordered_set<PyVectorSimulation*>();  // never freed: exit order
-  return *live;
-}
-
-// The batch and its output buffers (numpy arrays the C++ writes into).
+// The batch and its output buffers (numpy arrays the C++ writes into); live
+// for the fork and exit handlers.
 struct PyVectorSimulation {
-  PyVectorSimulation() { live_vectors().insert(this); }
+  PyVectorSimulation() { live_objects<PyVectorSimulation>().insert(this); }
   ~PyVectorSimulation();
   PyVectorSimulation(const PyVectorSimulation&) = delete;
   PyVectorSimulation& operator=(const PyVectorSimulation&) = delete;
@@ -76,7 +68,7 @@ struct PyVectorSimulation {
 // returned before the fork is whole: step_wait() returns it as usual. Only
 // flag loads and stores.
 void after_fork_in_child() {
-  for (PyVectorSimulation* self : live_vectors()) {
+  for (PyVectorSimulation* self : live_objects<PyVectorSimulation>()) {
     if (!self->busy.load(std::memory_order_relaxed)) continue;
     if (self->worker.in_flight() && !self->worker.job_unfinished_at_fork()) continue;
     self->vec->forget_call_in_flight();
@@ -127,7 +119,7 @@ bool may_release_gil() {
 }
 
 PyVectorSimulation::~PyVectorSimulation() {
-  live_vectors().erase(this);
+  live_objects<PyVectorSimulation>().erase(this);
   // `del` or garbage collection with a step in flight: interrupt it rather
   // than wait for it (its results have nobody to go to).
   try {
@@ -139,7 +131,8 @@ PyVectorSimulation::~PyVectorSimulation() {
 // Interpreter exit (atexit, before module teardown): every background step
 // still in flight is interrupted and waited for, GIL released.
 void drop_background_steps_at_exit() {
-  const std::vector<PyVectorSimulation*> live(live_vectors().begin(), live_vectors().end());
+  const auto& all = live_objects<PyVectorSimulation>();
+  const std::vector<PyVectorSimulation*> live(all.begin(), all.end());
   for (PyVectorSimulation* self : live) drop_background_step(*self, true, false);
 }
 

@@ -9,7 +9,7 @@
 //     (so the first block uses counter 1); we keep the low word only
 //     (2^64 blocks per entity and episode is more than enough);
 //   * a block yields four words, consumed in order.
-// Derived values (same recipe in seer_env/rng.py):
+// Derived values (same recipe in seer_env/testing/rng.py):
 //   uniform()        = (raw >> 11) * 2^-53              in [0, 1)
 //   exponential(m)   = -m * log1p(-uniform())           (glibc log1p)
 //   below(n)         = (raw * n) >> 64 (128-bit product) in [0, n)

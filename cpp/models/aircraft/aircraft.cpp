@@ -50,7 +50,10 @@ AircraftModel::AircraftModel(Config& config, bool v1)
   spec_.action.dim = 4;
   spec_.action.low = -1.0f;
   spec_.action.high = 1.0f;
-  spec_.state_dim = kStatePerUav * p_.num_uavs;
+  // aircraft_v1: the goals too (the progress reward depends on them); aircraft_v0's
+  // state stays as released.
+  state_per_uav_ = kStatePerUav + (v1 ? kGoalState : 0);
+  spec_.state_dim = state_per_uav_ * p_.num_uavs;
   spec_.state_low = -static_cast<float>(kObsBound);
   spec_.state_high = static_cast<float>(kObsBound);
   static const WorkloadDecl decl = aircraft_workload();
@@ -319,7 +322,7 @@ void AircraftModel::info(EntityId agent, std::int64_t* out) const {
 }
 
 void AircraftModel::state(float* out) const {
-  for (std::uint32_t e = 0; e < spec_.num_entities; ++e, out += kStatePerUav) {
+  for (std::uint32_t e = 0; e < spec_.num_entities; ++e, out += state_per_uav_) {
     const UavState& s = state_of(e);
     for (int i = 0; i < 3; ++i) {
       out[i] = obs_value(s.body[kPos + i] / p_.arena_size, kObsBound);
@@ -327,6 +330,11 @@ void AircraftModel::state(float* out) const {
     }
     out[6] = static_cast<float>(s.energy / p_.battery_capacity);
     out[7] = static_cast<float>(s.alive);
+    if (state_per_uav_ == kStatePerUav) continue;
+    for (int i = 0; i < 3; ++i) {  // as observation entries 13-15
+      out[kStatePerUav + i] =
+          obs_value((s.goal[i] - s.body[kPos + i]) / p_.arena_size, kObsBound);
+    }
   }
 }
 

@@ -100,7 +100,8 @@ class AircraftModel final : public ModelBase<AircraftModel, UavState, UavPublic>
   static constexpr double kVelocityScale = 10.0;  // observation scale, m/s
   static constexpr double kObsBound = 100.0;      // observations lie in [-kObsBound, kObsBound]
   static constexpr std::size_t kOwnObs = 17;      // observation entries before the neighbours
-  static constexpr std::size_t kStatePerUav = 8;  // env.state() entries per UAV
+  static constexpr std::size_t kStatePerUav = 8;  // env.state() entries per UAV (aircraft_v0)
+  static constexpr std::size_t kGoalState = 3;    // aircraft_v1 adds (goal - position) / arena
 
   // v1: aircraft_v1's declaration (rescaled reward defaults; same dynamics).
   explicit AircraftModel(Config& config, bool v1 = false);
@@ -122,6 +123,7 @@ class AircraftModel final : public ModelBase<AircraftModel, UavState, UavPublic>
   const AircraftParams& params() const { return p_; }
 
  private:
+  std::size_t state_per_uav_ = kStatePerUav;  // kStatePerUav (+ kGoalState in aircraft_v1)
   void set_command(UavState& s, const float* action) const;
   void substep(Context& ctx, const SubstepPayload& payload);
   void send_beacons(Context& ctx, const UavState& s);

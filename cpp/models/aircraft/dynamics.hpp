@@ -7,7 +7,7 @@
 // the gyroscopic term of Euler's equations.
 //
 // Every expression is written in a fixed evaluation order and compiled
-// without FMA contraction: bench/reference/aircraft.py repeats the same
+// without FMA contraction: seer_env/testing/reference/aircraft.py repeats the same
 // operations in NumPy and gets the same doubles.
 #pragma once
 

@@ -23,7 +23,7 @@ class WindField {
   // Draws `modes` modes of overall amplitude `speed` from the Philox stream
   // (wind_seed, 2^64 - 1): part of the scenario, like a map, not of the
   // episode seed (reset_states() has no random stream). The reference
-  // (bench/reference/aircraft.py, draw_wind) repeats the recipe.
+  // (seer_env/testing/reference/aircraft.py, draw_wind) repeats the recipe.
   WindField(std::uint32_t modes, double speed, std::uint64_t wind_seed);
 
   // w(p, t) into out[3]. The summation order is part of the model (the

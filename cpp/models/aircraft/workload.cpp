@@ -112,6 +112,7 @@ WorkloadDecl aircraft_v1_workload() {
     if (p.name == "near_miss_penalty") p.default_value = 0.2;
     if (p.name == "crash_penalty") p.default_value = 30.0;
   }
+  w.state = {"(11 * num_uavs,)", "float32", "[-100, 100]"};
   return w;
 }
 

@@ -84,8 +84,10 @@ PcsModel::PcsModel(Config& config, PcsVersion version) {
   // pcs_admission: 0 refuses the arrival, 1 admits it.
   spec_.action = ActionSpec{/*discrete=*/true, /*n=*/admission_ ? 2 : channels_ + 1, 0, 0.0f, 0.0f};
   spec_.decisions = decl.decisions;
-  spec_.state_dim = 2 * static_cast<std::size_t>(spec_.num_entities);
-  spec_.state_low = 0.0f;
+  // pcs_v1: the time of day too (the traffic, so the reward, depends on it).
+  spec_.state_dim = 2 * static_cast<std::size_t>(spec_.num_entities) +
+                    (time_features_ ? kTimeDims : 0);
+  spec_.state_low = time_features_ ? -1.0f : 0.0f;
   spec_.state_high = 1.0f;
   spec_.info_keys = decl.info_keys;
   spec_.total_keys = decl.total_keys;
@@ -363,12 +365,14 @@ void PcsModel::observe(EntityId agent, float* obs) const {
   for (std::uint64_t d = 0; d < 4; ++d) {
     obs[6 + d] = busy_fraction(snapshot(neighbour(agent, d)).busy);
   }
-  if (time_features_) {
-    // The time at this boundary: the start of the step the next action acts in.
-    const double angle = kTwoPi * traffic_.day_fraction(s.clock * spec_.dt);
-    obs[kObsDim] = static_cast<float>(std::sin(angle));
-    obs[kObsDim + 1] = static_cast<float>(std::cos(angle));
-  }
+  if (time_features_) write_time_of_day(s, obs + kObsDim);
+}
+
+void PcsModel::write_time_of_day(const PcsState& s, float* out) const {
+  // The time at this boundary: the start of the step the next action acts in.
+  const double angle = kTwoPi * traffic_.day_fraction(s.clock * spec_.dt);
+  out[0] = static_cast<float>(std::sin(angle));
+  out[1] = static_cast<float>(std::cos(angle));
 }
 
 double PcsModel::reward(EntityId agent) const {
@@ -411,6 +415,8 @@ void PcsModel::state(float* out) const {
                                 : static_cast<float>(static_cast<double>(s.guard) /
                                                      static_cast<double>(channels_));
   }
+  // Every cell's clock counts the same steps: cell 0's is the grid's.
+  if (time_features_) write_time_of_day(state_of(0), out + 2 * spec_.num_entities);
 }
 
 std::unique_ptr<Model> make_pcs(Config& config) { return std::make_unique<PcsModel>(config); }

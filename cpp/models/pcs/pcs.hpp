@@ -136,6 +136,8 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
 
  private:
   EntityId neighbour(EntityId cell, std::uint64_t direction) const;
+  // pcs_v1: sin and cos of the time of day at the boundary, into out[0..1].
+  void write_time_of_day(const PcsState& s, float* out) const;
   std::uint32_t free_channels(const PcsState& s) const;
   // Walks an idle phone and sends its NEXT_CALL where it ends up.
   void schedule_idle(Context& ctx, PcsPhone phone);

@@ -96,6 +96,7 @@ WorkloadDecl pcs_v1_workload() {
   w.params.push_back(capped(positive_param("count_cap", 8.0, 0.0, 1e12,
                                            "largest scaled count observed (bounds the Box)")));
   w.observation = {"(12,)", "float32", "bounded: see Observation"};
+  w.state = {"(2 * width * height + 2,)", "float32", "[-1, 1]: see state()"};
   return w;
 }
 

@@ -6,6 +6,7 @@
 
 #include "faulty/faulty.hpp"
 #include "model_registry.hpp"
+#include "traffic/traffic_grid.hpp"
 
 namespace seer {
 
@@ -13,6 +14,8 @@ void register_test_models() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_model("faulty", faulty_workload(), make_faulty);  // deliberate contract breaches
+    // The NumbaModel speed comparison's third model (tests/support/traffic_grid_numba.py).
+    register_model("traffic_grid", traffic_grid_workload(), make_traffic_grid);
   });
 }
 

@@ -1,12 +1,13 @@
-// The models that exist only for tests (today: faulty, which breaks the
-// event-locality contract on purpose). Not registered by default, so users
+// The models that exist only for tests: faulty, which breaks the
+// event-locality contract on purpose, and traffic_grid, the C++ twin of a
+// NumbaModel for the speed comparison. Not registered by default, so users
 // never see them in model_names(): the C++ tests call
 // register_test_models(), the Python tests seer_env._core._register_test_models().
 #pragma once
 
 namespace seer {
 
-// Registers faulty (factory and declaration). Idempotent and thread-safe.
+// Registers faulty and traffic_grid (factories and declarations). Idempotent and thread-safe.
 void register_test_models();
 
 }  // namespace seer

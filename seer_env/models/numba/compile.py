@@ -9,6 +9,7 @@ of the runtime's C ABI (``abi.py``). Both are cached on disk (``cache.py``).
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import traceback
@@ -71,11 +72,54 @@ def _compile_entry(cls: type, hook: str, entry: str, fn, kernel, cacheable: bool
                 if cache_of_kernel is not None and hasattr(cache_of_kernel, "flush"):
                     cache_of_kernel.flush()
                 continue
+            _refuse_global_array_writes(cls, hook, kernel, error)
             raise NumbaCompileError(
                 f"{cls.__name__}.{hook} cannot be compiled by numba (nopython mode); run with "
-                f"compiled=False to debug it. numba says:\n{type(error).__name__}: {error}"
+                f"compiled=False to debug it. numba says:\n{type(error).__name__}: "
+                f"{_plain(str(error))}"
             ) from None
     raise AssertionError("not reached")
+
+
+def _plain(text: str) -> str:
+    """``text`` without the terminal colour codes numba puts in its messages."""
+    return _ANSI_CODE.sub("", text)
+
+
+_ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _refuse_global_array_writes(cls: type, hook: str, kernel, error: BaseException) -> None:
+    """One clear NumbaCompileError when numba refused a handler's write to a global array.
+
+    numba freezes a module-level (or closure) numpy array into the compiled
+    code as a read-only constant; a write to it is a ``TypingError`` of
+    several dozen lines about ``setitem(readonly array(...))``. When that is
+    the error, and the handler (or a helper it calls) writes such an array,
+    the error names the handler, the global and the line instead; numba's
+    error stays available as ``__cause__``.
+    """
+    from numba.core.errors import TypingError
+
+    if not isinstance(error, TypingError) or "readonly array" not in str(error):
+        return
+    from seer_env.models.numba import read_only
+
+    try:
+        writes = read_only.global_array_writes(getattr(kernel, "py_func", kernel))
+    except Exception:  # noqa: BLE001 (numba's front end; numba's own error is raised then)
+        return
+    if not writes:
+        return
+    name, function, file, line = writes[0]
+    called = "" if function.endswith(f".{hook}") else f", in {function}, which it calls"
+    raise NumbaCompileError(
+        f"{cls.__name__}.{hook} writes the global array `{name}` ({file}, line {line}{called}): "
+        "numba compiles a global numpy array into the code as a read-only constant, so no "
+        "handler can write it (and one array would be shared by every entity and thread). "
+        "Keep what a handler changes in its entity's `state` (a field, or an array field, per "
+        "entity); a global array may only be read. numba's error is this exception's __cause__."
+    ) from error
 
 
 def _refuse_read_only_writes(cls: type, hook: str, fn) -> None:
@@ -200,11 +244,19 @@ def compile_model(cls: type, discrete: bool) -> _Compiled:
         is_jitted = isinstance(fn, numba.core.dispatcher.Dispatcher)
         # Not cached on its own: the entry point's cache holds the handler's
         # code (numba links it in), and numba's cache key has no boundscheck.
-        # Every loop polls for an interrupt (loop_polls).
+        # Every loop polls for an interrupt (loop_polls). on_event, run once
+        # per event, is inlined into its entry point by LLVM (forceinline:
+        # after numba lowered its exceptions to a status, so they stay
+        # caught): a call passing every argument on the stack saved, a
+        # quarter of a small handler's trip through the ABI.
         namespace[f"_k_{hook}"] = (
             fn
             if is_jitted
-            else numba.njit(boundscheck=bounds, pipeline_class=loop_polls.PollingPipeline)(fn)
+            else numba.njit(
+                boundscheck=bounds,
+                pipeline_class=loop_polls.PollingPipeline,
+                forceinline=hook == "on_event",
+            )(fn)
         )
     exec(compile(text, str(path) if cacheable else f"<{qualname} entry points>", "exec"), namespace)
 

@@ -34,6 +34,7 @@ class NumbaModelLike(Protocol):
 
     def _params_bytes(self) -> bytes: ...
 
+
 _INTERPRETED: dict[type, type] = {}
 
 

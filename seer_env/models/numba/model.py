@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from seer_env.models.declared import DeclaredModel
 from seer_env.models.numba.compile import compile_model
 from seer_env.models.numba.interpreted import interpreted_class
 from seer_env.models.python_model import _dtype_record, _packed_dtype, declared_config
@@ -32,7 +33,7 @@ _DEFAULT_PAYLOAD = np.dtype([("raw", "<u8", (8,))])
 _DEFAULT_PARAMS = np.dtype([("unused", "<u8")])
 
 
-class NumbaModel:
+class NumbaModel(DeclaredModel):
     """Base class of models whose handlers numba compiles (see the module docstring).
 
     Class attributes (the records, numpy structured dtypes without padding):
@@ -57,20 +58,9 @@ class NumbaModel:
             count) or interpreted (a ``PythonModel``: serial only, debuggable).
     """
 
-    state_dtype: ClassVar[Any] = None
+    # The rest of the declaration: DeclaredModel's.
     public_dtype: ClassVar[Any] = None
-    payload_dtype: ClassVar[Any] = None
     params_dtype: ClassVar[Any] = None
-    event_kinds: ClassVar[tuple] = ()
-    info_keys: ClassVar[tuple] = ()
-    total_keys: ClassVar[tuple] = ()
-    agent_prefix: ClassVar[str] = "agent"
-    name: ClassVar[str] = ""
-    params: ClassVar[tuple] = ()
-    space_docs: ClassVar[dict] = {}
-    # Agents act when a handler asks (``request_decision(ctx)``): ``on_action``
-    # then runs at that time, not at every step (docs/decisions.md).
-    decisions: ClassVar[bool] = False
     # Compiled handlers check every index (numba's boundscheck): an index out
     # of range is a HandlerError (IndexError), never a write past an array.
     # Its cost is within the noise of a PCS step (docs/custom-models.md).
@@ -82,14 +72,8 @@ class NumbaModel:
     def __init__(self, *, compiled: bool = True) -> None:
         if not isinstance(compiled, bool):
             raise ValueError(f"compiled must be a bool, got {compiled!r}")
+        super().__init__()
         self.compiled = compiled
-        self.num_entities = 0
-        self.num_agents = 0
-        self.lookahead = 0.0
-        self.dt = 1.0
-        self.observation_space: spaces.Box | None = None
-        self.action_space: spaces.Space | None = None
-        self.state_space: spaces.Box | None = None
         self.params_record = None
 
     @classmethod

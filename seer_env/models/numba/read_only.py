@@ -12,12 +12,17 @@ found is a ``NumbaCompileError`` naming the handler, the argument and the
 line. What it does not follow (a record stored in a container, a numpy
 function with ``out=``) is left to checked mode and ``verify``, which run the
 model interpreted, where the records are read-only arrays.
+
+``global_array_writes`` finds a handler's writes to a global numpy array,
+which numba freezes read-only: compile.py names them when numba refuses one.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 
+import numpy as np
 from numba.core import ir
 from numba.core.compiler import run_frontend
 
@@ -37,6 +42,8 @@ READ_ONLY = {
     "global_state": (0, 1, 2),
     "totals": (0, 1),
 }
+# Expressions that read a part of their value (an element, a field, an attribute).
+_READS = ("getitem", "static_getitem", "getattr")
 # Methods of numpy arrays and records that write their object.
 _WRITING_METHODS = frozenset({"fill", "sort", "put", "itemset", "partition", "setfield"})
 
@@ -139,3 +146,91 @@ def writes_to_read_only(hook: str, fn) -> list[str]:
     if not inspect.isfunction(fn):
         return []
     return [what for _, what in _Writes(fn, READ_ONLY[hook], set()).find()]
+
+
+class _GlobalWrites:
+    """Finds the writes to module-level (or closure) numpy arrays in one function's IR."""
+
+    def __init__(self, fn, seen: set):
+        self.fn = fn
+        self.seen = seen
+        self.ir = run_frontend(fn)
+
+    def _array_global(self, var: ir.Var, visiting: frozenset = frozenset()) -> str | None:
+        """The name of the global array ``var`` may be part of, or None."""
+        if var.name in visiting:
+            return None
+        visiting = visiting | {var.name}
+        for value in self.ir._definitions.get(var.name, ()):
+            if isinstance(value, (ir.Global, ir.FreeVar)):
+                if isinstance(value.value, np.ndarray):
+                    return value.name
+            elif isinstance(value, ir.Var):
+                found = self._array_global(value, visiting)
+                if found is not None:
+                    return found
+            elif isinstance(value, ir.Expr) and value.op in _READS:
+                found = self._array_global(value.value, visiting)
+                if found is None and value.op == "getattr":
+                    found = self._module_array(value)
+                if found is not None:
+                    return found
+        return None
+
+    def _module_array(self, getattr_expr: ir.Expr) -> str | None:
+        """``module.NAME`` when ``getattr_expr`` reads a numpy array of a module, else None."""
+        definitions = self.ir._definitions.get(getattr_expr.value.name, ())
+        for value in definitions:
+            if isinstance(value, (ir.Global, ir.FreeVar)) and inspect.ismodule(value.value):
+                if isinstance(getattr(value.value, getattr_expr.attr, None), np.ndarray):
+                    return f"{value.name}.{getattr_expr.attr}"
+        return None
+
+    def find(self) -> list[tuple[str, str, str, int]]:
+        """``(global, function, file, line)`` of every write found (helpers followed)."""
+        found = []
+        for block in self.ir.blocks.values():
+            for stmt in block.body:
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem, ir.SetAttr)):
+                    name = self._array_global(stmt.target)
+                    if name is not None:
+                        found.append((name, *self._where(), stmt.loc.line))
+                elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                    if stmt.value.op == "call":
+                        found += self._call(stmt.value, stmt.loc.line)
+        return found
+
+    def _where(self) -> tuple[str, str]:
+        """The qualified name and file name of the function searched."""
+        return self.fn.__qualname__, os.path.basename(self.fn.__code__.co_filename)
+
+    def _call(self, call: ir.Expr, line: int) -> list[tuple[str, str, str, int]]:
+        definitions = self.ir._definitions.get(call.func.name, ())
+        callee = definitions[0] if len(definitions) == 1 else None
+        if isinstance(callee, ir.Expr) and callee.op == "getattr":
+            name = self._array_global(callee.value)
+            if name is not None and callee.attr in _WRITING_METHODS:
+                return [(name, *self._where(), line)]
+            return []
+        if not isinstance(callee, (ir.Global, ir.FreeVar)):
+            return []
+        helper = _python_function(callee.value)
+        if helper is None or helper in self.seen:
+            return []
+        self.seen.add(helper)
+        return _GlobalWrites(helper, self.seen).find()
+
+
+def global_array_writes(fn) -> list[tuple[str, str, str, int]]:
+    """``(global, function, file, line)`` of each write of handler ``fn`` to a global array.
+
+    ``function`` and ``file``: the qualified name and file name of the
+    function that writes (the handler or a helper it calls).
+    numba compiles a global array into the code as a read-only constant: such
+    a write does not compile (a ``TypingError`` on a ``readonly array``).
+    Helpers (``@seer_env.kernel``, ``numba.njit``) the handler calls are followed.
+    """
+    fn = _python_function(fn) or fn
+    if not inspect.isfunction(fn):
+        return []
+    return _GlobalWrites(fn, set()).find()

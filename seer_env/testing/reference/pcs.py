@@ -2,7 +2,7 @@
 
 This is what a user would write in Python: a serial event loop over a ``heapq``
 in the contract's key order ``(time, source, seq)``, one Philox stream per cell
-(``seer_env.rng.EntityRng``, the same numbers as the C++ runtime), and a
+(``seer_env.testing.rng.EntityRng``, the same numbers as the C++ runtime), and a
 PettingZoo ParallelEnv around it. It follows ``cpp/models/pcs/pcs.hpp`` draw for
 draw, so its observations (float32 bytes), rewards, infos and ``stats()`` are
 identical to ``pcs_v0``'s for the same arguments and seed.
@@ -18,8 +18,8 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from seer_env.rng import EntityRng
 from seer_env.seeding import episode_seed
+from seer_env.testing.rng import EntityRng
 from seer_env.validation import validate_seed
 from seer_env.workloads import declared_parameters, workload_spec
 

@@ -1,7 +1,7 @@
 """PHOLD in pure Python: the same model as ``cpp/models/phold``, for tests.
 
 A serial heapq event loop in the contract's key order ``(time, source, seq)``,
-drawing from the same per-entity Philox streams (``seer_env.rng``). It counts
+drawing from the same per-entity Philox streams (``seer_env.testing.rng``). It counts
 what the C++ model counts, so tests can check the runtime's event counts
 against an independent implementation.
 """
@@ -12,7 +12,7 @@ import heapq
 
 import numpy as np
 
-from seer_env.rng import EntityRng
+from seer_env.testing.rng import EntityRng
 
 
 class PholdReference:

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from seer_env.rng import EntityRng
+from seer_env.testing.rng import EntityRng
 from seer_env.workloads import model_parameters, record_dtype, workload_spec
 
 SPEC = workload_spec("aircraft")

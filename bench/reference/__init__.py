@@ -1,1 +1,0 @@
-"""Pure-Python/NumPy reference implementations of the models: oracles and baselines."""
