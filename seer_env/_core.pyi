@@ -43,18 +43,30 @@ class Simulation:
     One instance of a registered model on an executor: the low-level runtime object under every seer_env env.
     """
     @typing.overload
-    def __init__(self, model: str, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+    def __init__(self, model: str, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000, decisions: typing.Any = None) -> None:
         """
         A Simulation of the registered C++ model `model` (seer_env.model_names()) with numeric `config`; num_threads in [1, max_num_threads()], event_budget: max events per step (0: unlimited).
         """
     @typing.overload
-    def __init__(self, model: typing.Any, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000) -> None:
+    def __init__(self, model: typing.Any, config: dict = {}, *, executor: str = 'serial', num_threads: typing.Any = 1, check: bool = False, event_budget: typing.Any = 50000000, decisions: typing.Any = None) -> None:
         """
         A Simulation of a seer_env.PythonModel instance (serial executor only, unless it is a compiled seer_env.NumbaModel).
+        """
+    def _plant_early_release_for_testing(self) -> None:
+        """
+        Test hook: a waiting agent's events run before its action arrives (a planted bug the decision equivalence tests must catch).
         """
     def _stall_worker_for_testing(self, worker: typing.SupportsInt | typing.SupportsIndex, microseconds: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         Test hook (parallel executor): worker `worker` sleeps this long at the start of every round, as if it had lost its core (0: off), so that the adaptive pool sheds threads (tests, bench.memory's shed rows).
+        """
+    def advance(self) -> str:
+        """
+        Event-driven decisions: run until agents wait for actions ('decisions': requests()) or the step ends ('boundary': every output written, as after step()).
+        """
+    def answer(self, actions: typing.Any) -> None:
+        """
+        The waiting agents' actions, one row per requests() entry, in its order.
         """
     def check_next_steps(self, steps: typing.Any) -> None:
         """
@@ -103,6 +115,10 @@ class Simulation:
     def request_interrupt(self) -> None:
         """
         Stop the reset/step running in another thread (it raises KeyboardInterrupt; the env then needs reset()). Thread-safe; no effect when nothing runs.
+        """
+    def requests(self) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.float64]]:
+        """
+        (agents int64[k], times float64[k]): the agents waiting for actions, by (time, agent).
         """
     def reset(self, seed: typing.Any) -> None:
         """
@@ -163,6 +179,16 @@ class Simulation:
     def config(self) -> dict:
         """
         The config the Simulation was built with.
+        """
+    @property
+    def decision_window(self) -> tuple[float, float]:
+        """
+        [begin, end) of the lookahead window the waiting requests are due in.
+        """
+    @property
+    def decisions(self) -> str:
+        """
+        How agents act: 'lockstep', 'windows' or 'one_at_a_time'.
         """
     @property
     def event_budget(self) -> int:
@@ -397,6 +423,10 @@ class HandlerContext:
     """
     What a PythonModel handler may do: the runtime's Context.
     """
+    def request_decision(self) -> None:
+        """
+        Ask for this agent's next action (a model with decisions = True): the agent waits from now, its later events held, until on_action runs with the action at this time.
+        """
     def schedule(self, target: typing.SupportsInt | typing.SupportsIndex, time: typing.SupportsFloat | typing.SupportsIndex, kind: typing.SupportsInt | typing.SupportsIndex, payload: typing.Any = None) -> None:
         """
         Schedule `kind` for `target` at `time` (>= now for self, >= now + lookahead for others) with an optional payload record (<= 64 bytes).
@@ -499,4 +529,4 @@ def workload_spec(name: str) -> dict:
     """
     The declaration of registered model `name` as plain data: name, summary, params (name, type 'int'/'real', default (None: computed, see default_doc), low, high, low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds as text), info_keys, total_keys, event_kinds, records (name -> a dict numpy.dtype() accepts). ValueError for an unknown name.
     """
-plugin_abi_version: int = 4
+plugin_abi_version: int = 5

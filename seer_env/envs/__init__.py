@@ -10,7 +10,7 @@ from its row: ``from seer_env.envs import pcs_v0; env = pcs_v0.parallel_env()``.
 """
 
 from seer_env.envs.aircraft import AircraftEnv
-from seer_env.envs.pcs import PcsEnv
+from seer_env.envs.pcs import PcsAdmissionEnv, PcsEnv
 from seer_env.envs.version import VersionTable
 
 __all__ = ["VERSIONS"]
@@ -23,6 +23,8 @@ VERSIONS = VersionTable(
     ("pcs_v1", PcsEnv, "pcs_v1", {"max_cycles": 96}, "time- and space-varying traffic, "
      "time-of-day observation and state, bounded observations; new defaults (8x8, "
      "``max_cycles=96``, ``call_interval=300``, ``handoff_weight=10``)."),
+    ("pcs_admission_v0", PcsAdmissionEnv, "pcs_admission", {"max_cycles": 96},
+     "initial release."),
     ("aircraft_v0", AircraftEnv, "aircraft", {"max_cycles": 500}, "initial release."),
     ("aircraft_v1", AircraftEnv, "aircraft_v1", {"max_cycles": 300},
      "reward weights rescaled (list above), new defaults; the goals in ``state()``."),

@@ -102,6 +102,7 @@ from typing import Any
 
 import numpy as np
 
+from seer_env.decision_env import EventDrivenDecisions
 from seer_env.envs.version import EnvVersion, VersionedEnv
 from seer_env.neighbours import NeighbourRule, torus_neighbours
 
@@ -182,3 +183,7 @@ class PcsEnv(VersionedEnv):
     def _render_human(self) -> None:
         """Print the ``"ansi"`` text."""
         print(self._render_ansi())
+
+
+class PcsAdmissionEnv(EventDrivenDecisions, PcsEnv):
+    """pcs_admission's env: a cell acts at each call and handoff arrival (``SeerDecisionEnv``)."""

@@ -188,5 +188,9 @@ class VersionTable(Mapping[str, EnvVersion]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._rows)
 
+    def env_class(self, name: str) -> type:
+        """The env class of version ``name``, without building the version."""
+        return self._rows[name][1]
+
     def __len__(self) -> int:
         return len(self._rows)

@@ -42,11 +42,15 @@ def make_vector(num_envs: int, name: str, **config: Any):
 
 
 def register_envs() -> list[str]:
-    """Register every seer_env env with Gymnasium (idempotent); returns the ids."""
+    """Register every lockstep seer_env env with Gymnasium (idempotent); returns the ids.
+
+    The joint-action and vector envs Gymnasium builds step every agent at every
+    step: an env whose agents act when their events ask is not registered.
+    """
     from seer_env.registry import env_names
 
     ids = []
-    for name in env_names():
+    for name in env_names(decisions=False):
         env_id = gymnasium_id(name)
         if env_id not in registry:
             register(

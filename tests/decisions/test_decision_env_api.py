@@ -284,3 +284,12 @@ def test_a_runaway_cascade_after_an_answer_is_stopped_by_the_event_budget():
         env.step(dict.fromkeys(env.agents, 1))
     with pytest.raises(RuntimeError, match="reset"):
         env.step(dict.fromkeys(env.agents, 1))
+
+
+def test_pcs_admission_v0_is_a_built_in_env_of_its_own_kind():
+    assert seer_env.env_names(decisions=True) == ["pcs_admission_v0"]
+    assert "pcs_admission_v0" not in seer_env.env_names(decisions=False)
+    env = seer_env.make("pcs_admission_v0", width=4, height=4, max_cycles=2)
+    assert isinstance(env, seer_env.SeerDecisionEnv.__mro__[1]) and env.needs_action.shape == (16,)
+    env.reset(seed=0)
+    assert env.neighbours().shape == (16, 4)  # the pcs workload's env, asked when they ask

@@ -28,7 +28,16 @@ SMALL = {
     "phold": {"num_entities": 5},
     "faulty": {"num_entities": 4},
 }
-SPEC_KEYS = {"name", "summary", "params", "spaces", "info_keys", "total_keys", "event_kinds"}
+SPEC_KEYS = {
+    "name",
+    "summary",
+    "params",
+    "spaces",
+    "info_keys",
+    "total_keys",
+    "event_kinds",
+    "decisions",
+}
 PARAM_KEYS = {"name", "type", "default", "default_doc", "low", "high", "low_open", "high_is_cap"}
 
 

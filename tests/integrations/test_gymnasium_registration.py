@@ -15,8 +15,8 @@ from seer_env.vector import SeerVectorEnv
 PCS = dict(width=4, height=4, phones_per_cell=4)
 
 
-@pytest.mark.parametrize("name", seer_env.env_names())
-def test_every_env_is_registered_under_the_seer_env_namespace(name):
+@pytest.mark.parametrize("name", seer_env.env_names(decisions=False))
+def test_every_lockstep_env_is_registered_under_the_seer_env_namespace(name):
     assert f"seer_env/{name}" in gymnasium.registry
 
 
@@ -65,3 +65,8 @@ def test_pcs_renders_rgb_arrays_and_the_vector_env_says_why_it_does_not():
     venv = seer_env.vector.make("pcs_v0", 2, **PCS)
     with pytest.raises(NotImplementedError, match="keeps no per-instance env to render"):
         venv.render()
+
+
+@pytest.mark.parametrize("name", seer_env.env_names(decisions=True))
+def test_an_env_whose_agents_act_when_they_ask_is_not_registered(name):
+    assert f"seer_env/{name}" not in gymnasium.registry

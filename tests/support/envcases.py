@@ -21,7 +21,8 @@ _SMALL_WORKLOAD = {
 }
 _SMALL_VERSION = {"pcs_v0": dict(move_interval=300.0)}
 
-ENV_NAMES = seer_env.env_names()
+# The lockstep envs: every live agent acts at every step (tests/decisions covers the others).
+ENV_NAMES = seer_env.env_names(decisions=False)
 
 
 def _workload(name: str) -> type:
