@@ -48,6 +48,9 @@ class EventDrivenDecisions:
     """
 
     _event_driven: ClassVar[bool] = True
+    # Who waits for an action, and since when (by (time, agent)): nobody before reset().
+    _asked: np.ndarray = np.zeros(0, dtype=np.int64)
+    _times: np.ndarray = np.zeros(0)
 
     def _new_simulation(self):
         if self._decisions == "one_at_a_time":

@@ -8,6 +8,7 @@ from interrupt_points import walk_points
 import seer_env
 from seer_env import _core
 from seer_env.aec import aec_env
+from seer_env.decision_env import EventDrivenDecisions
 
 
 def admission(**options):
@@ -290,6 +291,7 @@ def test_pcs_admission_v0_is_a_built_in_env_of_its_own_kind():
     assert seer_env.env_names(decisions=True) == ["pcs_admission_v0"]
     assert "pcs_admission_v0" not in seer_env.env_names(decisions=False)
     env = seer_env.make("pcs_admission_v0", width=4, height=4, max_cycles=2)
-    assert isinstance(env, seer_env.SeerDecisionEnv.__mro__[1]) and env.needs_action.shape == (16,)
+    assert isinstance(env, EventDrivenDecisions)
+    assert not env.needs_action.any() and env.needs_action.shape == (16,)  # before reset
     env.reset(seed=0)
     assert env.neighbours().shape == (16, 4)  # the pcs workload's env, asked when they ask

@@ -223,7 +223,6 @@ void PcsModel::schedule_in_call(Context& ctx, const PcsPhone& phone) {
 void PcsModel::on_event(Context& ctx, const Event& event) {
   PcsState& s = self_state(ctx);
   PcsPhone phone = event.as<PcsPhone>();
-  const double now = ctx.now();
   count(s, &PcsCounters::events);
   switch (event.kind) {
     case kNextCall: {
@@ -231,15 +230,8 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
         ask(ctx, s, phone, kAdmitCall);
         return;
       }
-      count(s, &PcsCounters::call_attempts);
       // pcs_admission holds no guard channels: its cells decide per call.
-      if (free_channels(s) <= (admission_ ? 0u : s.guard)) {
-        count(s, &PcsCounters::blocks);
-        phone.next_call = next_call_time(ctx, ctx.self(), now);
-        schedule_idle(ctx, phone);
-        return;
-      }
-      admit_call(ctx, s, phone);
+      arrive_call(ctx, s, phone, free_channels(s) > (admission_ ? 0u : s.guard));
       return;
     }
     case kCallEnd:
@@ -258,15 +250,7 @@ void PcsModel::on_event(Context& ctx, const Event& event) {
         ask(ctx, s, phone, kAdmitHandoff);
         return;
       }
-      count(s, &PcsCounters::handoffs_in);
-      phone.next_move = next_move_time(ctx, now);
-      if (free_channels(s) == 0) {
-        count(s, &PcsCounters::dropped_handoffs);
-        phone.call_end = kInf;
-        schedule_idle(ctx, phone);
-        return;
-      }
-      admit_handoff(ctx, s, phone);
+      arrive_handoff(ctx, s, phone, free_channels(s) > 0);
       return;
     case kAdmitCall:
     case kAdmitHandoff:
@@ -316,23 +300,30 @@ void PcsModel::on_admission(Context& ctx, PcsState& s, PcsPhone& phone, EventKin
     throw std::logic_error("pcs_admission: phone " + std::to_string(phone.id) +
                            " came back before its cell's answer");
   }
-  const bool admit = (s.guard & kAdmit) != 0;
+  const bool admit = (s.guard & kAdmit) != 0 && free_channels(s) > 0;
   s.guard = 0;
-  const double now = ctx.now();
   if (kind == kAdmitCall) {
-    count(s, &PcsCounters::call_attempts);
-    if (!admit || free_channels(s) == 0) {
-      count(s, &PcsCounters::blocks);
-      phone.next_call = next_call_time(ctx, ctx.self(), now);
-      schedule_idle(ctx, phone);
-      return;
-    }
-    admit_call(ctx, s, phone);
+    arrive_call(ctx, s, phone, admit);
+  } else {
+    arrive_handoff(ctx, s, phone, admit);
+  }
+}
+
+void PcsModel::arrive_call(Context& ctx, PcsState& s, PcsPhone& phone, bool admit) {
+  count(s, &PcsCounters::call_attempts);
+  if (!admit) {
+    count(s, &PcsCounters::blocks);
+    phone.next_call = next_call_time(ctx, ctx.self(), ctx.now());
+    schedule_idle(ctx, phone);
     return;
   }
+  admit_call(ctx, s, phone);
+}
+
+void PcsModel::arrive_handoff(Context& ctx, PcsState& s, PcsPhone& phone, bool admit) {
   count(s, &PcsCounters::handoffs_in);
-  phone.next_move = next_move_time(ctx, now);
-  if (!admit || free_channels(s) == 0) {
+  phone.next_move = next_move_time(ctx, ctx.now());
+  if (!admit) {
     count(s, &PcsCounters::dropped_handoffs);
     phone.call_end = kInf;
     schedule_idle(ctx, phone);

@@ -144,6 +144,10 @@ class PcsModel final : public ModelBase<PcsModel, PcsState, PcsPublic> {
   // Schedules the first of call end and next move of a phone in a call.
   [[noreturn]] static void throw_stalled(const char* what, const PcsPhone& phone, double t);
   void schedule_in_call(Context& ctx, const PcsPhone& phone);
+  // A call attempt, or a handed-off call's arrival: admitted, or blocked
+  // (dropped) with the phone going idle.
+  void arrive_call(Context& ctx, PcsState& s, PcsPhone& phone, bool admit);
+  void arrive_handoff(Context& ctx, PcsState& s, PcsPhone& phone, bool admit);
   // The admitted call's course (NEXT_CALL with a channel free).
   void admit_call(Context& ctx, PcsState& s, PcsPhone& phone);
   // The admitted handoff's course (HANDOFF_IN with a channel free).
