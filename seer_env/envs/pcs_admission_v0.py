@@ -34,8 +34,8 @@ print(env.unwrapped.stats())
 | Import | ``from seer_env.envs import pcs_admission_v0`` or ``seer_env.make("pcs_admission_v0")`` |
 | Actions | Discrete(2): 0 refuses the arrival, 1 admits it |
 | Agents | ``width * height`` cells; those in ``env.agents`` act |
-| Observation shape | ``(12,)`` float32, bounded: pcs_v1's, with entry 1 = 1 for a handoff, 0 for a new call |
-| State shape | ``(2 * width * height + 2,)`` float32: busy fractions (guard entries 0), the time of day |
+| Observation shape | ``(12,)`` float32, bounded: pcs_v1's; entry 1: 1 a handoff, 0 a new call |
+| State shape | ``(2 * width * height + 2,)`` float32: pcs_v1's (guard entries 0) |
 
 **Reward** per cell, accrued at every step (hour) boundary:
 ``-(blocks + handoff_weight * dropped_handoffs)`` of that step, refusals

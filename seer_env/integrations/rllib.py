@@ -129,11 +129,13 @@ class SeerRLlibEnv(ParallelPettingZooEnv):
         self.env_steps = 0
         self.agents = list(env.agents)
         self.possible_agents = list(env.possible_agents)
-        #: The env's global state space (``state()``).
-        self.state_space = env.state_space
+        #: The env's global state space (``state()``); None for an env without one.
+        self.state_space = getattr(env, "state_space", None)
         self.global_state = global_state
         self.observation_spaces = dict(env.observation_spaces)
         if global_state:
+            if self.state_space is None:
+                raise ValueError(f"global_state=True, but {env!r} has no state_space")
             self.observation_spaces = {
                 agent: spaces.Dict({"obs": space, ENV_STATE: env.state_space})
                 for agent, space in self.observation_spaces.items()

@@ -289,6 +289,8 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
         """
         env = self._render_env
         if env is None or env.render_mode != mode:
+            if env is not None:
+                env.close()
             config = {k: v for k, v in self._vec._config.items() if k != "executor"}
             env = make(self.env_name, **{**config, "render_mode": mode, "num_threads": 1})
             self._render_env = env

@@ -376,8 +376,8 @@ def _coverage(name: str, coverage: Coverage | None, seeds, steps: int) -> Check:
         "warning",
         f"{', '.join(never)} never ran in {len(seeds)} seeds x {steps} steps ({coverage}), so "
         "no check here tested that code: give verify more steps or seeds (steps=, seeds=), or "
-        "a config where it happens (config=: a smaller capacity, a higher rate, the parameter "
-        "that enables it), or a policy that leads there (policy=)",
+        "a config where it happens (config=: the parameter values that make it happen sooner "
+        "or at all), or a policy that leads there (policy=)",
     )
 
 

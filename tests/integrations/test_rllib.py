@@ -15,6 +15,7 @@ pytest.importorskip("ray.rllib")
 import ray  # noqa: E402
 from ray.tune.registry import ENV_CREATOR, _global_registry  # noqa: E402
 
+import seer_env  # noqa: E402
 from seer_env.integrations import rllib as seer_rllib  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")
@@ -145,10 +146,10 @@ def test_creator_gives_each_runner_and_env_its_own_seed():
 
 def test_register_registers_every_env():
     names = seer_rllib.register()
-    assert names == ENV_NAMES
+    assert names == seer_env.env_names()  # the event-driven ones too: RLlib's own semantics
     for name in names:
         assert _global_registry.contains(ENV_CREATOR, name)
-    assert seer_rllib.register(prefix="seer/") == [f"seer/{n}" for n in ENV_NAMES]
+    assert seer_rllib.register(prefix="seer/") == [f"seer/{n}" for n in seer_env.env_names()]
 
 
 def test_check_resources_needs_ray_initialized():
@@ -268,3 +269,21 @@ def test_check_resources_refuses_a_request_the_cluster_cannot_grant(ray_cluster)
     assert seer_rllib.requested_cpus(learners) == 5
     with pytest.raises(ValueError, match="num_learners=3"):
         seer_rllib.check_resources(learners)
+
+
+def test_an_env_whose_agents_act_when_they_ask_steps_as_an_rllib_multi_agent_env():
+    """RLlib's contract: observations for the agents to act next, ``__all__`` at the end."""
+    creator = seer_rllib.env_creator("pcs_admission_v0")
+    env = creator({"width": 4, "height": 4, "max_cycles": 2, "num_threads": 1})
+    obs, _ = env.reset(seed=0)
+    assert obs and set(obs) == set(env.par_env.agents) != set(env.possible_agents)
+    rounds = 0
+    while True:
+        obs, rewards, terminateds, truncateds, _ = env.step(dict.fromkeys(obs, 1))
+        rounds += 1
+        assert set(rewards) == set(obs)
+        if truncateds["__all__"]:
+            break
+        assert not terminateds["__all__"] and set(obs) == set(env.par_env.agents)
+    assert set(obs) == set(env.possible_agents) and rounds > 2
+

@@ -50,3 +50,11 @@ def test_the_creator_takes_global_state_from_env_config():
     assert set(next(iter(obs.values()))) == {"obs", ENV_STATE}
     with pytest.raises(ValueError, match="global_state must be a bool, got 'yes'"):
         seer_rllib.SeerRLlibEnv(make("pcs_v1"), global_state="yes")
+
+
+def test_an_env_without_a_state_space_wraps_but_refuses_global_state():
+    from envcases import DyingEnv
+
+    assert seer_rllib.SeerRLlibEnv(DyingEnv(n=3, max_cycles=5)).state_space is None
+    with pytest.raises(ValueError, match="global_state=True, but .* has no state_space"):
+        seer_rllib.SeerRLlibEnv(DyingEnv(n=3, max_cycles=5), global_state=True)

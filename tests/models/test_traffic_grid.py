@@ -25,3 +25,11 @@ def test_the_numba_model_and_its_cpp_twin_are_equivalent():
     assert "entity states, pending events and the digest" in checks["prototype vs port"].detail
     assert "SERVE " in checks["coverage (port)"].detail
     assert checks["interpreted vs compiled (port)"].status == "ok"
+
+
+def test_the_speed_script_measures_both_implementations():
+    import traffic_grid_speed
+
+    ratios = traffic_grid_speed.measure([2], steps=2, rounds=1)
+    assert set(ratios) == {(2, 4), (2, 0)}  # with cars, and idle
+    assert all(r.a_seconds > 0 and r.b_seconds > 0 for r in ratios.values())
