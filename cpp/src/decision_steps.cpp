@@ -24,6 +24,9 @@
 namespace seer {
 namespace {
 
+// Answers of fewer agents run on the caller (see answer()).
+constexpr std::size_t kAnswersOnThePool = 64;
+
 // Where the events of an answered agent's handlers go: its own ones due
 // before the window's end run now, in key order; the rest become pending.
 class AnswerSink final : public EventSink {
@@ -235,6 +238,9 @@ void Simulation::answer(const void* actions) {
       detecting_writes(dispatcher_, true, t, [&] {
         for (std::size_t k = 0; k < requests_.size(); ++k) one(k);
       });
+    } else if (requests_.size() < kAnswersOnThePool) {
+      // A few events each: waking the pool costs more than running them here.
+      for (std::size_t k = 0; k < requests_.size(); ++k) one(k);
     } else {
       // Distinct agents, independent inside the window: on the pool.
       executor_->parallel_for(requests_.size(), one);

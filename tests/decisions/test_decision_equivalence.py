@@ -88,3 +88,21 @@ def test_windows_batch_the_requests_of_one_window():
         reference.step(dict.fromkeys(reference.agents, 1))
     assert sum(sizes) == single  # the same requests, in fewer batches
     assert max(sizes) > 1 and len(sizes) < single
+
+
+def test_large_batches_answered_on_the_pool_equal_one_at_a_time():
+    """Windows of more than 64 requests answer on the executor's threads."""
+
+    def env_fn(**options):
+        return seer_env.SeerDecisionEnv(
+            "pcs_admission", {"width": 24, "height": 24}, max_cycles=9, **options
+        )
+
+    env = env_fn(executor="parallel", num_threads=2)
+    env.reset(seed=1)
+    largest = 0
+    while env.agents:
+        largest = max(largest, len(env.agents))
+        env.step(dict.fromkeys(env.agents, 1))
+    assert largest > 64  # the pool's path ran
+    assert_decisions_equivalent(env_fn, seeds=(1,), threads=(2,), executors=("parallel",))
