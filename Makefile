@@ -12,7 +12,8 @@ ASAN_PY_TESTS ?= tests/runtime/test_package_import.py tests/runtime/test_phold.p
 	tests/reliability/test_bad_input.py tests/reliability/test_env_faults.py \
 	tests/reliability/test_stateful_fuzz.py tests/vector/test_vector_env.py \
 	tests/envs/test_pcs_v0.py tests/envs/test_aircraft_v0.py tests/models/test_python_model.py \
-	tests/models/test_numba_model.py tests/models/test_numba_vector_and_auto.py
+	tests/models/test_numba_model.py tests/models/test_numba_vector_and_auto.py \
+	tests/decisions/test_decision_env_api.py tests/decisions/test_decision_snapshots.py
 # The Python run under TSan: a compiled NumbaModel on 2-4 worker threads
 # (one small file: TSan slows the runtime 5-15x).
 TSAN_PY_TESTS ?= tests/models/test_numba_threads.py
