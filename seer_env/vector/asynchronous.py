@@ -47,6 +47,7 @@ from gymnasium.vector.utils import batch_space
 
 from seer_env.snapshot import Snapshot
 from seer_env.validation import validate_int, validate_reset_options, validate_seed
+from seer_env.vector.closed_when_collected import ClosedWhenCollected
 from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.one_call import run_on_all
 from seer_env.vector.reset_mask import instance_mask
@@ -55,7 +56,7 @@ from seer_env.vector.sync import SeerVectorEnv
 __all__ = ["SeerAsyncVectorEnv"]
 
 
-class SeerAsyncVectorEnv(VectorEnv):
+class SeerAsyncVectorEnv(ClosedWhenCollected, VectorEnv):
     """``num_envs`` instances in ``num_batches`` batches, each steppable in the background."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -244,13 +245,6 @@ class SeerAsyncVectorEnv(VectorEnv):
     def _close_all(batches: list[SeerVectorEnv]) -> None:
         for vec in batches:
             vec._close()
-
-    def __del__(self) -> None:
-        if not getattr(self, "closed", True):
-            try:
-                self.close()
-            except RuntimeError:  # another thread is inside a call (interpreter exit)
-                pass
 
     # -- helpers --------------------------------------------------------------------------------
     def _batch(self, batch: int) -> int:

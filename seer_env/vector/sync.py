@@ -78,6 +78,7 @@ from seer_env.vector.bookkeeping import (
     ResetPlan,
     StepPlan,
 )
+from seer_env.vector.closed_when_collected import ClosedWhenCollected
 from seer_env.vector.fork_registry import LIVE
 from seer_env.vector.instance_count import resolve_num_instances
 from seer_env.vector.one_call import OneCall
@@ -86,7 +87,7 @@ from seer_env.vector.reset_mask import instance_mask
 from seer_env.vector.snapshots import InstanceSnapshots
 
 
-class SeerVectorEnv(InstanceSnapshots, InstanceBookkeeping, VectorEnv):
+class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping, VectorEnv):
     """``num_instances`` copies of a seer_env env as one Gymnasium VectorEnv."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -324,13 +325,6 @@ class SeerVectorEnv(InstanceSnapshots, InstanceBookkeeping, VectorEnv):
         if self.__dict__.get("sim") is None:  # the constructor failed
             return
         self._call.run("close()", self._close)
-
-    def __del__(self) -> None:
-        if not getattr(self, "closed", True):
-            try:
-                self.close()
-            except RuntimeError:  # another thread is inside a call (interpreter exit)
-                pass
 
     # -- the steps of a call (the caller holds self._call) ----------------------------------------
     def _close(self) -> None:
