@@ -78,7 +78,8 @@ class EventDrivenDecisions:
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent, got {type(actions).__name__}")
         actions = dict(actions)
-        names = self._agents
+        # The env's own record of who asked (``env.agents`` is the caller's list).
+        names = [self.possible_agents[i] for i in asked.tolist()]
         missing = [a for a in names if a not in actions]
         if missing:
             raise ValueError(
