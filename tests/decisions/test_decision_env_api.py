@@ -295,3 +295,15 @@ def test_pcs_admission_v0_is_a_built_in_env_of_its_own_kind():
     assert not env.needs_action.any() and env.needs_action.shape == (16,)  # before reset
     env.reset(seed=0)
     assert env.neighbours().shape == (16, 4)  # the pcs workload's env, asked when they ask
+
+
+def test_a_shortened_agents_list_does_not_skip_an_asked_agent():
+    env = admission()
+    env.reset(seed=0)
+    asked = list(env.agents)
+    while len(env.agents) < 2:
+        env.step(dict.fromkeys(env.agents, 1))
+        asked = list(env.agents)
+    env.agents.pop()  # the caller's list, shortened
+    with pytest.raises(ValueError, match=f"no action for.*{asked[-1]}"):
+        env.step(dict.fromkeys(env.agents, 1))
