@@ -139,9 +139,7 @@ void Simulation::open_decision_step() {
   c.stats = StepStats{};
   c.started = std::chrono::steady_clock::now();
   dispatcher_.skip_step_begin(false);
-  step_checked_ = options_.check || checked_steps_left_ > 0;
-  if (checked_steps_left_ > 0) --checked_steps_left_;
-  if (step_checked_) snapshot_hashes(snapshot_before_);
+  begin_checked_step();
 }
 
 StepWindow Simulation::decision_window() const {

@@ -213,10 +213,7 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   window.num_agents = model_->spec().num_agents;
   window.event_budget = options_.event_budget;
   window.pending_limit = pending_limit_;
-  step_checked_ = options_.check || checked_steps_left_ > 0;
-  if (checked_steps_left_ > 0) --checked_steps_left_;
-  if (step_checked_) {
-    snapshot_hashes(snapshot_before_);
+  if (begin_checked_step()) {
     note_step_start(window, actions);  // to rerun the step if detection finds a foreign write
   } else {
     step_log_.stop();  // a later checked step cannot rerun from the reset
@@ -224,6 +221,13 @@ StepWindow Simulation::make_window(double t_end, const void* actions, const std:
   needs_reset_ = true;  // until the step completes
   dispatcher_.clear_stop();
   return window;
+}
+
+bool Simulation::begin_checked_step() {
+  step_checked_ = options_.check || checked_steps_left_ > 0;
+  if (checked_steps_left_ > 0) --checked_steps_left_;
+  if (step_checked_) snapshot_hashes(snapshot_before_);  // finish_step compares them
+  return step_checked_;
 }
 
 void Simulation::run_window(double t_end, const void* actions, const std::uint8_t* alive) {

@@ -197,6 +197,9 @@ class Simulation {
  private:
   void require_ready(const char* what) const;
   StepWindow make_window(double t_end, const void* actions, const std::uint8_t* alive);
+  // Whether the step beginning now is checked (options().check, or one of
+  // check_next_steps()'s); a checked step's snapshot hashes are taken here.
+  bool begin_checked_step();
   void run_window(double t_end, const void* actions, const std::uint8_t* alive);
   // Runs the window on the executor, or with run_checked() when it is checked.
   void execute(const StepWindow& window, StepStats& stats);
