@@ -4,6 +4,10 @@ Two routes: ``make_env`` wraps one ParallelEnv in TorchRL's
 ``PettingZooWrapper`` (per-agent dicts, batch size ``[]``); ``make_batched_env``
 (:mod:`seer_env.integrations.torchrl_batched`) steps ``num_envs`` instances in
 one C++ call as an ``EnvBase`` with ``batch_size=[num_envs]``, the fast route.
+For a model whose agents act when their events ask (``pcs_admission_v0``),
+``make_batched_env`` gives a ``SeerDecisionBatchedEnv``
+(:mod:`seer_env.integrations.torchrl_decisions`): the same layout, with
+``mask`` = the agents that must act now and their ``decision_time``.
 
 ```python
 from torchrl.envs.utils import check_env_specs
@@ -45,9 +49,33 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 from torchrl.envs import PettingZooWrapper
 
 import seer_env
-from seer_env.integrations.torchrl_batched import SeerBatchedEnv, make_batched_env
+from seer_env.integrations.torchrl_batched import SeerBatchedEnv
+from seer_env.integrations.torchrl_batched import make_batched_env as _make_lockstep_env
+from seer_env.integrations.torchrl_decisions import SeerDecisionBatchedEnv
+from seer_env.vector.decisions import declares_decisions
 
-__all__ = ["LiveActionsOnly", "SeerBatchedEnv", "make_batched_env", "make_env", "wrap"]
+__all__ = [
+    "LiveActionsOnly",
+    "SeerBatchedEnv",
+    "SeerDecisionBatchedEnv",
+    "make_batched_env",
+    "make_env",
+    "wrap",
+]
+
+
+def make_batched_env(
+    name: Any, num_envs: int, **config: Any
+) -> SeerBatchedEnv | SeerDecisionBatchedEnv:
+    """``num_envs`` instances of env ``name`` as one batched TorchRL env.
+
+    A lockstep env gives a ``SeerBatchedEnv`` (``torchrl_batched``); a model
+    whose agents act when their events ask, a ``SeerDecisionBatchedEnv``
+    (``torchrl_decisions``).
+    """
+    if declares_decisions(name):
+        return SeerDecisionBatchedEnv(name, num_envs, **config)
+    return _make_lockstep_env(name, num_envs, **config)
 
 
 class LiveActionsOnly(BaseParallelWrapper):

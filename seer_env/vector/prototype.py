@@ -9,6 +9,7 @@ from seer_env.models.numba import NumbaModel
 from seer_env.options import option_names
 from seer_env.registry import env_names
 from seer_env.registry import make as make_env
+from seer_env.vector.decisions import declares_decisions
 
 
 def prototype(name: str | type[NumbaModel], config: dict) -> SeerParallelEnv:
@@ -18,15 +19,11 @@ def prototype(name: str | type[NumbaModel], config: dict) -> SeerParallelEnv:
     or a plugin's, as ``SeerParallelEnv`` takes it) or a compiled NumbaModel;
     its keywords are the runtime options (``seer_env.options``) and its parameters.
     """
-    if (
-        isinstance(name, str)
-        and name in _core.model_names()
-        and _core.workload_spec(name).get("decisions")
-    ):
+    if declares_decisions(name):
         raise ValueError(
-            f"model {name!r} has its agents act when their events ask (decisions); the vector "
-            "envs step models whose live agents all act at every step: run it as "
-            "seer_env.SeerDecisionEnv"
+            f"{name!r} has its agents act when their events ask (decisions); SeerVectorEnv "
+            "and SeerAsyncVectorEnv step models whose live agents all act at every step: "
+            "seer_env.vector.make(name, ...) gives its SeerDecisionVectorEnv"
         )
     if isinstance(name, str) and name not in env_names() and name in _core.model_names():
         pass  # a registered model without an env module: its generic env, below

@@ -1,5 +1,6 @@
 """The training examples run end to end with tiny settings."""
 
+import argparse
 import importlib.util
 import math
 from pathlib import Path
@@ -45,6 +46,72 @@ def test_torchrl_example_collects_a_rollout():
     out = load("torchrl_pcs").main(["--width", "4", "--height", "4", "--steps", "20"])
     assert tuple(out["rollout"].batch_size) == (20,)
     assert len(out["batch_rewards"]) == 2
+
+
+def test_torchrl_admission_example_trains_on_the_masked_rows(capsys):
+    pytest.importorskip("torchrl")
+    args = ["--num-envs", "2", "--width", "4", "--height", "4", "--max-cycles", "2"]
+    out = load("torchrl_admission").main([*args, "--steps", "30", "--iterations", "2"])
+    history = out["history"]
+    assert [h["iteration"] for h in history] == [1, 2]
+    assert all(0 < h["in_loss"] <= h["decisions"] for h in history)
+    assert all(math.isfinite(h["pg_loss"]) and math.isfinite(h["v_loss"]) for h in history)
+    assert "reward/decision" in capsys.readouterr().out
+
+
+def test_torchrl_admission_credits_each_reward_to_the_cells_previous_decision():
+    """The example's vectorised GAE equals each cell's chain of decisions built one by one."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchrl")
+    example = load("torchrl_admission")
+    config = {"num_envs": 2, "width": 4, "height": 4, "max_cycles": 1, "seed": 3}
+    config.update(executor="serial", threads=1, hidden=8)
+    env, actor, _, value_net = example.build(argparse.Namespace(**config))
+    td = env.rollout(70, actor, break_when_any_done=False)
+    gamma, lam = 0.99, 0.9
+    adv, values, valid = example.advantages(td, value_net, gamma, lam)
+    mask = td["agents", "mask"]
+    when = td["agents", "decision_time"][..., 0]
+    reward = td["next", "agents", "reward"][..., 0].double()
+    ended = td["next", "done"][..., 0]
+    last = td["next"][:, -1]
+    with torch.no_grad():
+        tail = value_net(last["agents", "observation"])[..., 0].double()
+    m, steps, n = mask.shape
+    checked = 0
+    for i in range(m):
+        for j in range(n):
+            # Each decision: (step, value, time); its reward: what the cell is paid
+            # up to its next decision or the episode's end; then its successor.
+            chain, a_next, v_next, t_next, owed, known = [], 0.0, 0.0, None, 0.0, False
+            if last["agents", "mask"][i, j] and not last["done"][i]:
+                v_next, t_next, known = (
+                    float(tail[i, j]),
+                    float(last["agents", "decision_time"][i, j, 0]),
+                    True,
+                )
+            for t in reversed(range(steps)):
+                if ended[i, t]:
+                    a_next, v_next, t_next, owed, known = 0.0, 0.0, None, 0.0, True
+                owed += float(reward[i, t, j])
+                if mask[i, t, j]:
+                    g = 0.0 if t_next is None else gamma ** (t_next - float(when[i, t, j]))
+                    delta = owed + g * v_next - float(values[i, t, j])
+                    a = delta + g * lam * a_next
+                    chain.append((t, a, known))
+                    a_next, v_next, t_next, owed, known = (
+                        a,
+                        float(values[i, t, j]),
+                        float(when[i, t, j]),
+                        0.0,
+                        True,
+                    )
+            for t, a, known in chain:
+                assert bool(valid[i, t, j]) == known
+                assert adv[i, t, j].item() == pytest.approx(a, rel=1e-5, abs=1e-5)
+                checked += 1
+    assert checked == int(mask.sum()) and int(ended.sum()) >= 2
+    assert not valid[~mask].any()
 
 
 @pytest.mark.slow
@@ -135,6 +202,7 @@ def test_every_example_has_a_test():
         "pcs_benchmark",
         "ppo_vector_pcs",
         "torchrl_pcs",
+        "torchrl_admission",
         "rllib_ppo_pcs",
         "rllib_sampling_throughput",
         "numba_pcs_speed",
