@@ -5,7 +5,8 @@ TorchRL's multi-agent PPO recipe (its "Multi-Agent Reinforcement Learning
 (Categorical logits for a Discrete action, the tutorial's TanhNormal for a
 Box) and one critic, parameters shared by every agent and
 each agent seeing only its own observation (IPPO), a ``Collector``, GAE over
-the group's per-agent done flags and ``ClipPPOLoss``. Its budget is counted
+the group's per-agent done flags and ``ClipPPOLoss`` over the rows where an
+agent acted (``loss_mask_key``). Its budget is counted
 as :mod:`training.ppo`'s (env steps = updates x num_steps x num_envs), so
 the two trainers compare at the same samples.
 """
@@ -148,6 +149,8 @@ def train(task: str, cfg: IPPOConfig, seed: int, log=print) -> dict:
         done=(group, "done"),
         terminated=(group, "terminated"),
     )
+    # Rows of agents that are gone (crashed UAVs) hold no step: out of the loss.
+    loss.loss_mask_key = (group, "mask")
     loss.make_value_estimator(ValueEstimators.GAE, gamma=cfg.gamma, lmbda=cfg.lmbda)
     optim = torch.optim.Adam(loss.parameters(), cfg.lr)
 

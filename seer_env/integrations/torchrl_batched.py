@@ -21,11 +21,18 @@ it to one instance's agent names and ``env.n_agents`` counts them. The group hol
   taken, any other shape is a ValueError (not reshaped);
 - ``reward``: ``float32[num_envs, n_agents, 1]``;
 - ``done``, ``terminated``, ``truncated``: ``bool[num_envs, n_agents, 1]``,
-  each agent's own end (an agent that is gone stays done until its instance
-  resets), the shape TorchRL's value estimators (GAE) read per agent;
+  each agent's own end, the shape TorchRL's value estimators (GAE) read per
+  agent: True on the step the agent's episode ends (the step it leaves, or
+  its instance's last step) and only then, as the root flags are for the
+  instance. So ``episode_reward[done]`` (TorchRL's multi-agent PPO
+  tutorial's log) holds each agent-episode's return once, and GAE neither
+  bootstraps nor accumulates past an agent's end;
 - ``mask``: ``bool[num_envs, n_agents]``, ``False`` for agents that are gone
   (aircraft_v0 UAVs that crashed): their rows carry zero observation, reward
-  and infos, and their actions are ignored;
+  and infos, and their actions are ignored. ``("next", group, "done")`` is
+  ``(group, "mask") & ~("next", group, "mask")``; a row whose root
+  ``(group, "mask")`` is False holds no step of the agent (keep it out of a
+  loss: ``loss.loss_mask_key = (group, "mask")``);
 - ``info``: one ``int64[num_envs, n_agents]`` entry per info key of the env;
 - ``neighbours`` (with ``neighbours=True``): ``int64[num_envs, n_agents,
   max_degree]``, the env's neighbour table (``seer_env.neighbours``).
@@ -97,6 +104,7 @@ class _Ends:
     """
 
     terminated: np.ndarray  # bool [m * a]: agents that terminated (sticky until reset)
+    gone: np.ndarray  # bool [m * a]: agents whose end was reported (sticky until reset)
     done: np.ndarray  # bool [m]: instances reported done and not reset since
     any_done: bool  # done.any()
 
@@ -147,7 +155,9 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
         self._info_keys = list(vec._info_keys)
         self._pending_seed: int | None = None
         m, a = vec.num_instances, self.n_agents
-        self._ends = _Ends(np.zeros(m * a, dtype=bool), np.zeros(m, dtype=bool), False)
+        self._ends = _Ends(
+            np.zeros(m * a, dtype=bool), np.zeros(m * a, dtype=bool), np.zeros(m, dtype=bool), False
+        )
         rule = vec._neighbour_rule
         if neighbours and rule is None:
             raise ValueError(f"neighbours=True, but {name!r} declares no neighbour structure")
@@ -218,7 +228,9 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
             mask = reset.reshape(m).cpu().numpy()
             obs, infos = self._vec.reset(options={"reset_mask": mask})
         ends = self._ends
-        ends.terminated[np.repeat(mask, a)] = False
+        rows = np.repeat(mask, a)
+        ends.terminated[rows] = False
+        ends.gone[rows] = False
         ends.done[mask] = False
         ends.any_done = bool(ends.done.any())
         return self._first_tensordict(mask, obs)
@@ -272,6 +284,7 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
         ends = self._ends
         rows = np.repeat(mask, a)
         ends.terminated[rows] = ~self._vec._alive.astype(bool)[rows]
+        ends.gone[rows] = ends.terminated[rows]
         ends.done[mask] = self._vec._autoreset[mask]
         ends.any_done = bool(ends.done.any())
         out = self._first_tensordict(mask, self._vec.sim.observations.copy())
@@ -396,16 +409,21 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
             # Instances reported done and not reset through "_reset" restart
             # now (NEXT_STEP autoreset): their agents start over.
             ends.terminated.reshape(ends.done.shape[0], -1)[ends.done] = False
+            ends.gone.reshape(ends.done.shape[0], -1)[ends.done] = False
             flags[3, :, 0] = ends.done
         obs, rewards, terms, _ = vec.step_rows(actions)
         alive = vec._alive.astype(bool)
         all_alive = bool(alive.all())
+        ended = None  # agents whose episode ended at this step
         if all_alive:  # no agent ended this step: no instance is done
             if ends.any_done:
                 ends.done[:] = False
                 ends.any_done = False
         else:
             m = ends.done.shape[0]
+            gone = ~alive
+            ended = gone > ends.gone  # gone now, not before
+            ends.gone[:] = gone
             np.logical_or(ends.terminated, terms, out=ends.terminated)
             done = flags[0, :, 0]
             np.logical_not(alive.reshape(m, -1).any(axis=1), out=done)
@@ -413,7 +431,7 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
             np.greater(done, flags[1, :, 0], out=flags[2, :, 0])  # done and not terminated
             ends.done[:] = done  # a copy: _reset edits it; the returned flags stay as they are
             ends.any_done = bool(done.any())
-        return self._tensors(obs, rewards, alive, all_alive, flags, ends.any_done)
+        return self._tensors(obs, rewards, alive, all_alive, flags, ends.any_done, ended)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
         """Release the vector env (and ``render()``'s env)."""

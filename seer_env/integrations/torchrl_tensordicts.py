@@ -55,17 +55,23 @@ class TensorDictBuilder:
         all_alive: bool,
         flags: np.ndarray,
         any_done: bool,
+        ended: np.ndarray | None = None,
     ) -> StepTensors:
-        """A reset's or step's tensors from fresh arrays (nothing else holds them)."""
+        """A reset's or step's tensors from fresh arrays (nothing else holds them).
+
+        ``ended``: bool ``[m * a]``, the agents whose episode ended at this step
+        (None: none did). Their flags alone are set: an agent is done on the
+        step it ends, not on the rows after (``mask`` False there).
+        """
         m, a = self._group_size
         # Each agent's done, terminated, truncated: one fresh [3, m, a, 1] array.
         agent_flags = np.zeros((3, m, a, 1), dtype=bool)
-        if not all_alive:
-            gone = ~alive.reshape(m, a, 1)
+        if ended is not None:
+            ended = ended.reshape(m, a, 1)
             terminated = self._ends.terminated.reshape(m, a, 1)
-            agent_flags[0] = gone
-            np.logical_and(gone, terminated, out=agent_flags[1])
-            np.greater(gone, terminated, out=agent_flags[2])  # gone and not terminated
+            agent_flags[0] = ended
+            np.logical_and(ended, terminated, out=agent_flags[1])
+            np.greater(ended, terminated, out=agent_flags[2])  # ended and not terminated
         info: dict[str, torch.Tensor] = {}
         if self._info_keys:
             # One copy, key-major (the next step overwrites the buffer): each

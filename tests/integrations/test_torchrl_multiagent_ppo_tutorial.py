@@ -1,11 +1,16 @@
-"""TorchRL's multi-agent PPO tutorial loop runs against the batched env, only the env changed.
+"""TorchRL's multi-agent PPO tutorial loop on the batched env, on pcs_v1 and aircraft_v1.
 
-The loop is the one of TorchRL's "Multi-Agent Reinforcement Learning (PPO)"
-tutorial (``multiagent_ppo.py``: a ``VmasEnv`` there): RewardSum, a
-MultiAgentMLP policy with a TanhNormal head, a MultiAgentMLP critic
-(centralized: MAPPO), ``Collector``, GAE with the group's done keys,
-ClipPPOLoss. Its hyperparameters are scaled down so that a few iterations
-take seconds; the env construction is the only other change.
+The loop is ``training.torchrl_mappo_tutorial.run_tutorial``: the code of
+TorchRL's "Multi-Agent Reinforcement Learning (PPO)" tutorial
+(``multiagent_ppo.py``, a ``VmasEnv`` there) statement by statement, with
+small sizes. It runs as written (``seer_diff=False``) and with the diff
+docs/integrations.md gives (leave out the two root-flag expansions, set
+``loss_module.loss_mask_key = ("agents", "mask")``); pcs_v1 (Discrete) takes
+the Categorical head of that diff.
+
+The checks recompute what the tutorial logs from the raw rewards: each
+agent-episode's return, summed from its instance's first observation
+(``is_init``) to the step the agent ends (``mask`` then ``~next mask``).
 """
 
 import pytest
@@ -13,184 +18,168 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
 
-from tensordict.nn import TensorDictModule  # noqa: E402
-from tensordict.nn.distributions import NormalParamExtractor  # noqa: E402
-from torch import multiprocessing  # noqa: E402, F401 - as the tutorial imports
-from torchrl.data.replay_buffers import ReplayBuffer  # noqa: E402
-from torchrl.data.replay_buffers.samplers import SamplerWithoutReplacement  # noqa: E402
-from torchrl.data.replay_buffers.storages import LazyTensorStorage  # noqa: E402
-from torchrl.envs import RewardSum, TransformedEnv  # noqa: E402
-from torchrl.envs.utils import check_env_specs  # noqa: E402
-from torchrl.modules import MultiAgentMLP, ProbabilisticActor, TanhNormal  # noqa: E402
-from torchrl.objectives import ClipPPOLoss, ValueEstimators  # noqa: E402
-
-from seer_env.integrations.torchrl import make_batched_env  # noqa: E402
+from training.torchrl_mappo_tutorial import make_env, run_tutorial  # noqa: E402
 
 # TorchRL 0.14's collectors module warns about itself on import.
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Creating .* WeightUpdaterBase is deprecated:DeprecationWarning"
 )
 
+# UAVs crash in these short random episodes: agents end before their instance.
+AIRCRAFT = dict(num_uavs=4, substeps=2, max_cycles=30)
+PCS = dict(width=4, height=4, max_cycles=16)
 
-def run_tutorial(env, *, expand_root_done: bool, iterations: int = 3) -> list[float]:
-    """The tutorial's setup and training loop; returns each iteration's mean episode reward."""
-    from torchrl.collectors import Collector  # warns about itself on import (marked above)
 
-    device = "cpu"
-    frames_per_batch = 2 * 16 * 4  # the tutorial: 6000
-    n_iters = iterations
-    total_frames = frames_per_batch * n_iters
-    num_epochs = 2  # 30
-    minibatch_size = 64  # 400
-    lr = 3e-4
-    max_grad_norm = 1.0
-    clip_epsilon = 0.2
-    gamma = 0.99
-    lmbda = 0.9
-    entropy_eps = 1e-4
-    share_parameters_policy = True
-    mappo = True
+class Recorder:
+    """Per batch: the logged mean, and the same mean recomputed from raw rewards."""
 
-    # -- the only change: the env -------------------------------------------------------------
-    env = TransformedEnv(
+    def __init__(self, num_envs: int, n_agents: int) -> None:
+        self.running = torch.zeros(num_envs, n_agents)  # each agent's return so far
+        self.batches: list[dict] = []
+
+    def __call__(self, data, logged: float, loss_module) -> None:
+        reward = data["next", "agents", "reward"][..., 0]
+        is_init = data["is_init"][..., 0]
+        ended = data["agents", "mask"] & ~data["next", "agents", "mask"]  # the agent's last step
+        instance_end = data["next", "done"][..., 0]
+        at_agent_end, at_instance_end = [], []
+        for t in range(reward.shape[1]):
+            self.running = torch.where(is_init[:, t, None], 0.0, self.running) + reward[:, t]
+            at_agent_end.append(self.running[ended[:, t]])
+            at_instance_end.append(self.running[instance_end[:, t]].reshape(-1))
+        self.batches.append(
+            dict(
+                logged=logged,
+                done_rows=int(data["next", "agents", "done"].sum()),
+                agent_ends=int(ended.sum()),
+                early_ends=int((ended & ~instance_end[..., None]).sum()),
+                instance_ends=int(instance_end.sum()),
+                by_agent_end=torch.cat(at_agent_end),
+                by_instance_end=torch.cat(at_instance_end),
+            )
+        )
+
+
+def tutorial(name, config, num_envs, steps, *, seer_diff, iterations=3, on_batch=None):
+    torch.manual_seed(0)
+    env = make_env(name, num_envs, 0, **config)
+    recorder = Recorder(num_envs, env.n_agents)
+    means = run_tutorial(
         env,
-        RewardSum(in_keys=[env.reward_key], out_keys=[("agents", "episode_reward")]),
-    )
-    check_env_specs(env)
-
-    # -- the tutorial, as it is ---------------------------------------------------------------
-    policy_net = torch.nn.Sequential(
-        MultiAgentMLP(
-            n_agent_inputs=env.observation_spec["agents", "observation"].shape[-1],
-            n_agent_outputs=2 * env.full_action_spec[env.action_key].shape[-1],
-            n_agents=env.n_agents,
-            centralized=False,
-            share_params=share_parameters_policy,
-            device=device,
-            depth=2,
-            num_cells=32,  # 256
-            activation_class=torch.nn.Tanh,
-        ),
-        NormalParamExtractor(),
-    )
-    policy_module = TensorDictModule(
-        policy_net,
-        in_keys=[("agents", "observation")],
-        out_keys=[("agents", "loc"), ("agents", "scale")],
-    )
-    policy = ProbabilisticActor(
-        module=policy_module,
-        spec=env.full_action_spec_unbatched[env.action_key],
-        in_keys=[("agents", "loc"), ("agents", "scale")],
-        out_keys=[env.action_key],
-        distribution_class=TanhNormal,
-        distribution_kwargs={
-            "low": env.full_action_spec_unbatched[env.action_key].space.low,
-            "high": env.full_action_spec_unbatched[env.action_key].space.high,
-        },
-        return_log_prob=True,
-    )
-    critic_net = MultiAgentMLP(
-        n_agent_inputs=env.observation_spec["agents", "observation"].shape[-1],
-        n_agent_outputs=1,
-        n_agents=env.n_agents,
-        centralized=mappo,
-        share_params=True,
-        device=device,
-        depth=2,
+        n_iters=iterations,
+        frames_per_batch=num_envs * steps,
+        num_epochs=2,
+        minibatch_size=steps,
         num_cells=32,
-        activation_class=torch.nn.Tanh,
+        seer_diff=seer_diff,
+        on_batch=on_batch or recorder,
     )
-    critic = TensorDictModule(
-        module=critic_net,
-        in_keys=[("agents", "observation")],
-        out_keys=[("agents", "state_value")],
-    )
-    collector = Collector(
-        env,
-        policy,
-        device=device,
-        storing_device=device,
-        frames_per_batch=frames_per_batch,
-        total_frames=total_frames,
-    )
-    replay_buffer = ReplayBuffer(
-        storage=LazyTensorStorage(frames_per_batch, device=device),
-        sampler=SamplerWithoutReplacement(),
-        batch_size=minibatch_size,
-    )
-    loss_module = ClipPPOLoss(
-        actor_network=policy,
-        critic_network=critic,
-        clip_epsilon=clip_epsilon,
-        entropy_coeff=entropy_eps,
-        normalize_advantage=False,
-    )
-    loss_module.set_keys(
-        reward=env.reward_key,
-        action=env.action_key,
-        value=("agents", "state_value"),
-        done=("agents", "done"),
-        terminated=("agents", "terminated"),
-    )
-    loss_module.make_value_estimator(ValueEstimators.GAE, gamma=gamma, lmbda=lmbda)
-    GAE = loss_module.value_estimator
-    optim = torch.optim.Adam(loss_module.parameters(), lr)
-
-    episode_reward_mean_list = []
-    for tensordict_data in collector:
-        # The env already has each agent's flags at the reward's shape:
-        assert tensordict_data.get(("next", "agents", "done")).shape == (
-            tensordict_data.get_item_shape(("next", env.reward_key))
-        )
-        if expand_root_done:  # the tutorial's VMAS lines (VMAS has only the root flags)
-            tensordict_data.set(
-                ("next", "agents", "done"),
-                tensordict_data.get(("next", "done"))
-                .unsqueeze(-1)
-                .expand(tensordict_data.get_item_shape(("next", env.reward_key))),
-            )
-            tensordict_data.set(
-                ("next", "agents", "terminated"),
-                tensordict_data.get(("next", "terminated"))
-                .unsqueeze(-1)
-                .expand(tensordict_data.get_item_shape(("next", env.reward_key))),
-            )
-        with torch.no_grad():
-            GAE(
-                tensordict_data,
-                params=loss_module.critic_network_params,
-                target_params=loss_module.target_critic_network_params,
-            )
-        data_view = tensordict_data.reshape(-1)
-        replay_buffer.extend(data_view)
-        for _ in range(num_epochs):
-            for _ in range(frames_per_batch // minibatch_size):
-                subdata = replay_buffer.sample()
-                loss_vals = loss_module(subdata)
-                loss_value = (
-                    loss_vals["loss_objective"]
-                    + loss_vals["loss_critic"]
-                    + loss_vals["loss_entropy"]
-                )
-                loss_value.backward()
-                torch.nn.utils.clip_grad_norm_(loss_module.parameters(), max_grad_norm)
-                optim.step()
-                optim.zero_grad()
-        collector.update_policy_weights_()
-        done = tensordict_data.get(("next", "agents", "done"))
-        episode_reward_mean = (
-            tensordict_data.get(("next", "agents", "episode_reward"))[done].mean().item()
-        )
-        episode_reward_mean_list.append(episode_reward_mean)
-    collector.shutdown()
-    return episode_reward_mean_list
+    env.close()
+    return means, recorder
 
 
-@pytest.mark.parametrize("expand_root_done", [True, False], ids=["tutorial", "per-agent-done"])
-def test_the_multiagent_ppo_tutorial_loop_trains_on_the_batched_env(expand_root_done):
-    # UAVs crash in these short episodes: per-agent done differs from the root's.
-    env = make_batched_env("aircraft_v1", num_envs=2, num_uavs=4, substeps=2, max_cycles=16, seed=0)
-    means = run_tutorial(env, expand_root_done=expand_root_done)
+def test_the_tutorial_with_the_diff_logs_each_agent_episode_once_on_aircraft_v1():
+    means, rec = tutorial("aircraft_v1", AIRCRAFT, 4, 60, seer_diff=True)
+    assert len(means) == 3 == len(rec.batches)
+    assert sum(b["early_ends"] for b in rec.batches) > 0  # UAVs did crash
+    for b in rec.batches:
+        # One done row per agent-episode: the crash step, or the instance's last step.
+        assert b["done_rows"] == b["agent_ends"] > 0
+        assert b["logged"] == pytest.approx(b["by_agent_end"].mean().item(), rel=1e-5, abs=1e-5)
+
+
+def test_the_tutorial_as_written_runs_and_logs_the_returns_at_its_instance_ends():
+    """The tutorial's root-flag lines: every agent done with its instance, its return then."""
+    means, rec = tutorial("aircraft_v1", AIRCRAFT, 4, 60, seer_diff=False)
     assert len(means) == 3
-    assert all(m == m for m in means)  # finite: episodes ended in every batch
+    for b in rec.batches:
+        assert b["done_rows"] == 4 * b["instance_ends"] > 0
+        assert b["logged"] == pytest.approx(b["by_instance_end"].mean().item(), rel=1e-5, abs=1e-5)
+
+
+def test_the_tutorial_with_the_categorical_head_trains_on_pcs_v1():
+    means, rec = tutorial("pcs_v1", PCS, 2, 32, seer_diff=True)
+    assert len(means) == 3
+    for b in rec.batches:
+        # No cell leaves early: every cell ends with its instance, twice per batch.
+        assert b["done_rows"] == b["agent_ends"] == 16 * b["instance_ends"] == 16 * 4
+        assert b["early_ends"] == 0
+        assert b["logged"] == pytest.approx(b["by_agent_end"].mean().item(), rel=1e-5)
+
+
+def test_the_tutorials_tanh_normal_head_needs_a_box():
+    env = make_env("pcs_v1", 2, 0, **PCS)
+    with pytest.raises(AttributeError, match="low"):  # a Categorical spec has no bounds
+        run_tutorial(env, n_iters=1, frames_per_batch=32, num_cells=8, head="tanh_normal")
+    env.close()
+
+
+def test_rows_of_gone_agents_do_not_reach_the_loss():
+    """Changing what a gone agent's rows hold changes no loss term with the mask, all without."""
+    seen = {}
+
+    def probe(data, logged, loss_module):
+        if seen:
+            return
+        rows = data.reshape(-1)
+        gone = ~rows["agents", "mask"]
+        assert gone.any() and (~gone).any()
+        changed = rows.clone()
+        for key in ("advantage", "value_target", ("agents", "action_log_prob")):
+            value = changed[key].clone()  # GAE's entries are [rows, n_agents, 1] at the root
+            value[gone] = 1e3
+            changed[key] = value
+        action = changed["agents", "action"].clone()
+        action[gone] = 0.5
+        changed["agents", "action"] = action
+
+        def losses(td):
+            torch.manual_seed(0)  # TanhNormal's entropy is a sampled estimate
+            with torch.no_grad():
+                out = loss_module(td)
+            return [out[k].item() for k in ("loss_objective", "loss_critic", "loss_entropy")]
+
+        assert loss_module.loss_mask_key == ("agents", "mask")
+        seen["masked"] = (losses(rows), losses(changed))
+        loss_module.loss_mask_key = None
+        seen["unmasked"] = (losses(rows), losses(changed))
+        loss_module.loss_mask_key = ("agents", "mask")
+
+    tutorial("aircraft_v1", AIRCRAFT, 4, 60, seer_diff=True, iterations=1, on_batch=probe)
+    before, after = seen["masked"]
+    assert after == pytest.approx(before, rel=1e-6, abs=1e-6)
+    # Without the mask the same change moves the objective and the critic's loss,
+    # and the entropy term averages over the gone rows too.
+    unmasked_before, unmasked_after = seen["unmasked"]
+    assert unmasked_after[0] != pytest.approx(unmasked_before[0], rel=1e-3)
+    assert unmasked_after[1] != pytest.approx(unmasked_before[1], rel=1e-3)
+    assert unmasked_before[2] != pytest.approx(before[2], rel=1e-3)
+
+
+def test_an_agent_is_done_on_the_step_it_ends_only():
+    env = make_env("aircraft_v1", 3, 1, **AIRCRAFT)
+    assert "done" in env.done_keys and ("agents", "done") in env.done_keys
+    with pytest.raises(KeyError, match="more than one key"):  # as VmasEnv's (done, terminated)
+        _ = env.done_key
+    td = env.rollout(100, break_when_any_done=False)
+    env.close()
+    done = td["next", "agents", "done"][..., 0]
+    terminated = td["next", "agents", "terminated"][..., 0]
+    truncated = td["next", "agents", "truncated"][..., 0]
+    mask, next_mask = td["agents", "mask"], td["next", "agents", "mask"]
+    assert (mask & ~next_mask).any() and (~mask).any()  # crashes, and rows of gone UAVs
+    assert torch.equal(done, mask & ~next_mask)
+    assert torch.equal(done, terminated | truncated) and not (terminated & truncated).any()
+    # Once per agent and instance episode: the episode index of each row.
+    episode = td["is_init"][..., 0].long().cumsum(1)
+    for i in range(3):
+        for e in episode[i].unique():
+            rows = episode[i] == e
+            per_agent = done[i][rows].sum(0)
+            if td["next", "done"][i][rows].any():  # the episode ended within the rollout
+                assert per_agent.tolist() == [1] * env.n_agents
+            else:
+                assert per_agent.max() <= 1
+    # A crash ends the UAV's episode (terminated); its reward counts on that step.
+    early = done & ~td["next", "done"]
+    assert terminated[early].all()
