@@ -28,8 +28,10 @@ it to one instance's agent names and ``env.n_agents`` counts them. The group hol
   tutorial's log) holds each agent-episode's return once, and GAE neither
   bootstraps nor accumulates past an agent's end;
 - ``mask``: ``bool[num_envs, n_agents]``, ``False`` for agents that are gone
-  (aircraft_v0 UAVs that crashed): their rows carry zero observation, reward
-  and infos, and their actions are ignored. ``("next", group, "done")`` is
+  (aircraft_v0 UAVs that crashed) and, in ``"next"`` of an instance's last
+  step, for every agent (the episode ended; those rows hold the real final
+  observations): a gone agent's rows carry zero observation, reward and
+  infos, and its actions are ignored. ``("next", group, "done")`` is
   ``(group, "mask") & ~("next", group, "mask")``; a row whose root
   ``(group, "mask")`` is False holds no step of the agent (keep it out of a
   loss: ``loss.loss_mask_key = (group, "mask")``);
