@@ -60,6 +60,10 @@ class Simulation:
         """
         Test hook (parallel executor): worker `worker` sleeps this long at the start of every round, as if it had lost its core (0: off), so that the adaptive pool sheds threads (tests, bench.memory's shed rows).
         """
+    def action_masks(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Fresh bool[num_agents, n] action masks (True: valid) of a model that declares action_mask: every agent's at the last boundary; with decisions, an asking agent's row is its mask when it asked. ValueError for a model without one.
+        """
     def advance(self) -> str:
         """
         Event-driven decisions: run until agents wait for actions ('decisions': requests()) or the step ends ('boundary': every output written, as after step()).
@@ -338,6 +342,11 @@ class VectorSimulation:
         Steps of instance `index` since its last reset.
         """
     @property
+    def action_masks(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        Read-only bool view [num_envs * num_agents, n] of the batch action masks (True: valid) of a model that declares action_mask; ValueError for one without.
+        """
+    @property
     def busy(self) -> bool:
         """
         True while a call on this VectorSimulation runs.
@@ -527,6 +536,6 @@ def register_plugin(name: str, plugin: typing.Any) -> None:
     """
 def workload_spec(name: str) -> dict:
     """
-    The declaration of registered model `name` as plain data: name, summary, params (name, type 'int'/'real', default (None: computed, see default_doc), low, high, low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds as text), info_keys, total_keys, event_kinds, records (name -> a dict numpy.dtype() accepts). ValueError for an unknown name.
+    The declaration of registered model `name` as plain data: name, summary, params (name, type 'int'/'real', default (None: computed, see default_doc), low, high, low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds as text), info_keys, total_keys, event_kinds, decisions, action_mask (agents' valid actions vary), records (name -> a dict numpy.dtype() accepts). ValueError for an unknown name.
     """
-plugin_abi_version: int = 5
+plugin_abi_version: int = 6

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from seer_env.action_masks import with_masks
 from seer_env.env import SeerParallelEnv
 from seer_env.snapshot import Snapshot
 
@@ -121,6 +122,16 @@ class EventDrivenDecisions:
         return mask
 
     @property
+    def action_masks(self) -> np.ndarray | None:
+        """Bool ``[num_agents, n]`` for a model that declares ``action_mask`` (else None).
+
+        The rows of ``needs_action`` hold each asking agent's mask when it
+        asked (``step`` refuses an action it forbids); the other rows hold the
+        agent's last mask (its last request's, or the last boundary's).
+        """
+        return self.sim.action_masks() if self._masked else None
+
+    @property
     def decision_times(self) -> np.ndarray:
         """When each agent of ``env.agents`` asked (float64, its order)."""
         return self._times.copy()
@@ -128,7 +139,12 @@ class EventDrivenDecisions:
     # -- the runtime's side ---------------------------------------------------------------------
     def _answer(self, rows: np.ndarray, *, dicts: bool = True):
         self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
-        self.sim.answer(rows)
+        try:
+            self.sim.answer(rows)
+        except ValueError:
+            if not self.sim.needs_reset:  # refused before anything ran (an action a mask forbids)
+                self._torn = None
+            raise
         result = self._run_to_next_decisions(dicts=dicts)
         self._torn = None
         return result
@@ -157,8 +173,11 @@ class EventDrivenDecisions:
             self._arrays = (obs, out, flags, flags.copy())
             return self._arrays
         names = self.agents
+        observations = {a: obs[i].copy() for a, i in zip(names, agents.tolist())}
+        if self._masked:  # each asking agent's mask when it asked
+            observations = with_masks(observations, sim.action_masks(), self._agent_index)
         return (
-            {a: obs[i].copy() for a, i in zip(names, agents.tolist())},
+            observations,
             dict(zip(names, rewards.tolist())),
             dict.fromkeys(names, False),
             dict.fromkeys(names, False),
@@ -180,8 +199,11 @@ class EventDrivenDecisions:
             done = np.ones(len(names), dtype=bool)
             self._arrays = (obs, rewards, np.zeros(len(names), dtype=bool), done)
             return self._arrays
+        observations = {a: obs[i].copy() for i, a in enumerate(names)}
+        if self._masked:  # the boundary's masks
+            observations = with_masks(observations, self.sim.action_masks(), self._agent_index)
         return (
-            {a: obs[i].copy() for i, a in enumerate(names)},
+            observations,
             dict(zip(names, rewards.tolist())),
             dict.fromkeys(names, False),
             dict.fromkeys(names, True),

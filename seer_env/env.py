@@ -21,6 +21,7 @@ from pettingzoo import ParallelEnv
 
 from seer_env import _core, stpa
 from seer_env.action_checker import ActionChecker
+from seer_env.action_masks import masked_observation_space, with_masks
 from seer_env.model_source import new_simulation, runs_on_threads
 from seer_env.models.numba import NumbaModel
 from seer_env.models.python_model import PythonModel
@@ -190,12 +191,17 @@ class SeerParallelEnv(ParallelEnv):
         self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         # One space object shared by every agent: the same object on every call,
         # and identical spaces as SuperSuit requires.
-        obs_space = spaces.Box(
+        obs_box = spaces.Box(
             np.asarray(spec["obs_low"], dtype=np.float32),
             np.asarray(spec["obs_high"], dtype=np.float32),
             dtype=np.float32,
         )
         act = spec["action"]
+        # A model that declares action_mask: PettingZoo's masked observations on
+        # the dict API (seer_env.action_masks); the array paths keep obs_box.
+        self._masked = bool(spec.get("action_mask", False))
+        self._obs_box = obs_box
+        obs_space = masked_observation_space(obs_box, act["n"]) if self._masked else obs_box
         if act["discrete"]:
             act_space: spaces.Space = spaces.Discrete(act["n"])
         else:
@@ -234,6 +240,17 @@ class SeerParallelEnv(ParallelEnv):
     def action_space(self, agent: str) -> spaces.Space:
         """The action space of ``agent`` (one shared object)."""
         return self.action_spaces[agent]
+
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """Which actions each agent may take now: bool ``[num_agents, n]`` by row (a copy).
+
+        For a model that declares ``action_mask`` (``seer_env.action_masks``);
+        None for one that does not (every action is valid). ``step`` and
+        ``step_arrays`` refuse an action its row forbids (ValueError naming the
+        agent, the action and the valid ones; nothing runs).
+        """
+        return self.sim.action_masks() if self._masked else None
 
     @property
     def agents(self) -> list[str]:
@@ -299,9 +316,12 @@ class SeerParallelEnv(ParallelEnv):
         obs, _, _, _, infos = self.sim.output_views()
         try:
             self._building_outputs = True
-            return self._dicts.reset_outputs(self.agents, obs, infos)
+            observations, infos = self._dicts.reset_outputs(self.agents, obs, infos)
         finally:
             self._building_outputs = False
+        if self._masked:
+            observations = with_masks(observations, self.sim.action_masks(), self._agent_index)
+        return observations, infos
 
     def _configuration(self) -> set[str]:
         """The names of this env's parameters and runtime options (fixed at construction)."""
@@ -388,7 +408,7 @@ class SeerParallelEnv(ParallelEnv):
             arr, alive = fast
             self._require_live_agents(alive, mask=True)
         self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
-        self.sim.step(arr, alive)
+        self._run_step(arr, alive)
         self._cycles += 1
         over = self._cycles >= self.max_cycles
         views = self.sim.output_views()
@@ -404,8 +424,19 @@ class SeerParallelEnv(ParallelEnv):
             self._building_outputs = False
         if len(self._agents) != len(live):
             self._agents_left(views[2].view(bool) | views[3].view(bool), over)
+        if self._masked:
+            obs = with_masks(obs, self.sim.action_masks(), self._agent_index)
         self._torn = None
         return obs, rewards, terms, truncs, infos
+
+    def _run_step(self, actions: np.ndarray, alive: np.ndarray | None) -> None:
+        """``sim.step``; a refusal before anything ran (an action a mask forbids) keeps the env."""
+        try:
+            self.sim.step(actions, alive)
+        except ValueError:
+            if not self.sim.needs_reset:  # refused before the step began: nothing changed
+                self._torn = None
+            raise
 
     def step_arrays(
         self, actions: np.ndarray
@@ -437,7 +468,7 @@ class SeerParallelEnv(ParallelEnv):
             live = alive.view(bool)
         arr = self._actions.check_array(actions, n, live=live, names=self.possible_agents)
         self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
-        self.sim.step(arr, alive)
+        self._run_step(arr, alive)
         self._cycles += 1
         terms = self.sim.terminations()
         truncs = self.sim.truncations()

@@ -197,6 +197,7 @@ void Simulation::collect_requests() {
   for (const DecisionRequest& r : requests_) {
     model_->observe(r.agent, out_.observations + static_cast<std::size_t>(r.agent) * obs_dim);
   }
+  write_request_masks();  // spec().action_mask: the asking agents' masks
 }
 
 void Simulation::answer(const void* actions) {
@@ -204,6 +205,7 @@ void Simulation::answer(const void* actions) {
   if (requests_.empty()) {
     throw CallOrderError("answer() called with no agent waiting for an action: advance() first");
   }
+  check_action_masks(actions, nullptr);  // spec().action_mask: before anything runs
   needs_reset_ = true;  // until this call completes
   const ModelSpec& s = spec();
   std::vector<ActionView> views(requests_.size());

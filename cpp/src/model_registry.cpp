@@ -67,6 +67,14 @@ void check_against_declaration(const std::string& name, const WorkloadDecl& decl
   require_same_keys(name, "info keys", decl.info_keys, spec.info_keys);
   require_same_keys(name, "total keys", decl.total_keys, spec.total_keys);
   require_same_keys(name, "event kinds", decl.event_kinds, spec.event_kinds);
+  if (decl.action_mask != spec.action_mask) {
+    throw std::logic_error("model " + name + ": its spec's action_mask differs from its "
+                           "declaration's");
+  }
+  if (spec.action_mask && !spec.action.discrete) {
+    throw std::logic_error("model " + name + " declares action_mask with a Box action space: "
+                           "a mask needs a Discrete one");
+  }
   const RecordDecl* state = decl.find_record("state");
   if (state != nullptr && state->size != model.entity_state_size()) {
     throw std::logic_error("model " + name + ": declared state record has " +
@@ -84,6 +92,12 @@ void check_against_declaration(const std::string& name, const WorkloadDecl& decl
 }  // namespace
 
 void register_model(const std::string& name, WorkloadDecl decl, ModelFactory factory) {
+  if (decl.action_mask && decl.action.dtype == "float32") {
+    // A Box action space (its actions are float32 vectors): nothing to mask.
+    throw std::invalid_argument("model " + name +
+                                " declares action_mask with a Box action space (float32 "
+                                "actions): an action mask needs a Discrete one");
+  }
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.entries[name] = Entry{std::move(decl), std::move(factory)};

@@ -6,7 +6,8 @@
 // and public record sizes, the clock, steps, events handled and seed; per
 // entity its state and public records, RNG position (blocks, used) and next
 // sequence number; the pending events (count, then the events in key order);
-// the five output arrays of the last boundary (each a count, then values);
+// the five output arrays of the last boundary (each a count, then values),
+// and a sixth, the action masks, for a model that declares action_mask;
 // with event-driven decisions, where the step's windows stand and each
 // waiting agent's request and held events (DecisionRecord below); last, the
 // Simulation's identity() text and its length (a uint64), read
@@ -38,6 +39,13 @@ constexpr std::size_t kSaveHeader = sizeof(kSaveMagic) + sizeof(std::uint64_t);
 
 [[noreturn]] void refuse(const std::string& why) {
   throw std::invalid_argument("saved state is corrupt or not from this model: " + why);
+}
+
+// The action masks' share of the outputs: a count, then one byte per agent
+// and action (none for a model without action_mask).
+std::size_t mask_bytes(const ModelSpec& s) {
+  if (!s.action_mask) return 0;
+  return sizeof(std::uint64_t) + std::size_t{s.num_agents} * static_cast<std::size_t>(s.action.n);
 }
 
 // Writes into out[0, size): save_size() bytes, exactly (checked).
@@ -244,8 +252,8 @@ std::size_t Simulation::save_size() const {
          sizeof(std::uint64_t) + executor_->pending_count() * sizeof(Event) +
          5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
          n * (sizeof(*out_.rewards) + sizeof(*out_.terminations) + sizeof(*out_.truncations)) +
-         n * s.info_keys.size() * sizeof(*out_.infos) + decisions_size() + identity().size() +
-         sizeof(std::uint64_t);
+         n * s.info_keys.size() * sizeof(*out_.infos) + mask_bytes(s) + decisions_size() +
+         identity().size() + sizeof(std::uint64_t);
 }
 
 std::size_t Simulation::decisions_size() const {
@@ -292,6 +300,7 @@ void Simulation::save_into(char* out, std::size_t size) const {
   write_array(w, out_.terminations, n);
   write_array(w, out_.truncations, n);
   write_array(w, out_.infos, n * s.info_keys.size());
+  if (s.action_mask) write_array(w, out_.action_masks, n * static_cast<std::size_t>(s.action.n));
   if (options_.decisions != DecisionMode::kLockstep) {
     const DecisionBoard& board = dispatcher_.decisions();
     const DecisionClock& c = decision_;
@@ -440,7 +449,8 @@ void Simulation::load(const char* data, std::size_t size) {
   const std::uint64_t output_bytes =
       5 * sizeof(std::uint64_t) + n * s.obs_dim * sizeof(*out_.observations) +
       n * sizeof(*out_.rewards) + n * sizeof(*out_.terminations) +
-      n * sizeof(*out_.truncations) + n * s.info_keys.size() * sizeof(*out_.infos);
+      n * sizeof(*out_.truncations) + n * s.info_keys.size() * sizeof(*out_.infos) +
+      mask_bytes(s);
   if (r.remaining() < output_bytes ||
       (options_.decisions == DecisionMode::kLockstep && r.remaining() != output_bytes)) {
     refuse(std::to_string(r.remaining()) + " bytes of outputs, expected " +
@@ -473,6 +483,7 @@ void Simulation::load(const char* data, std::size_t size) {
   read_array(r, out_.terminations, n);
   read_array(r, out_.truncations, n);
   read_array(r, out_.infos, n * s.info_keys.size());
+  if (s.action_mask) read_array(r, out_.action_masks, n * static_cast<std::size_t>(s.action.n));
   DecisionBoard& board = dispatcher_.decisions();
   board.clear();
   requests_.clear();

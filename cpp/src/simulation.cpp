@@ -52,6 +52,11 @@ Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& op
                           " never asks for decisions (its declaration's decisions is false); "
                           "run it with decisions='lockstep'");
   }
+  if (s.action_mask && !s.action.discrete) {
+    throw std::invalid_argument("model " + s.name +
+                                ": action_mask needs a Discrete action space (a mask says "
+                                "which of its n actions are valid), got a Box");
+  }
   set_executor(options.executor, options.num_threads);
   dispatcher_.enable_decisions(options.decisions != DecisionMode::kLockstep);
   pending_limit_ = options.pending_limit != 0 ? options.pending_limit : pending_event_limit(s);
@@ -61,8 +66,12 @@ Simulation::Simulation(std::unique_ptr<Model> model, const SimulationOptions& op
   terminated_.assign(s.num_agents, 0);
   truncated_.assign(s.num_agents, 0);
   infos_.assign(static_cast<std::size_t>(s.num_agents) * s.info_keys.size(), 0);
+  if (s.action_mask) {
+    masks_.assign(static_cast<std::size_t>(s.num_agents) * static_cast<std::size_t>(s.action.n),
+                  1);
+  }
   out_ = Outputs{obs_.data(), rewards_.data(), terminated_.data(), truncated_.data(),
-                 infos_.data()};
+                 infos_.data(), s.action_mask ? masks_.data() : nullptr};
 }
 
 void Simulation::redirect_outputs(const Outputs& out) {
@@ -73,7 +82,15 @@ void Simulation::redirect_outputs(const Outputs& out) {
   std::copy_n(out_.terminations, n, out.terminations);
   std::copy_n(out_.truncations, n, out.truncations);
   std::copy_n(out_.infos, n * s.info_keys.size(), out.infos);
-  out_ = out;
+  Outputs next = out;
+  if (!s.action_mask) {
+    next.action_masks = nullptr;
+  } else if (next.action_masks == nullptr) {
+    next.action_masks = masks_.data();  // the caller has no mask rows: keep ours
+  } else {
+    std::copy_n(out_.action_masks, n * static_cast<std::size_t>(s.action.n), next.action_masks);
+  }
+  out_ = next;
 }
 
 void Simulation::set_executor(const std::string& name, unsigned num_threads) {
@@ -177,6 +194,7 @@ StepWindow Simulation::begin_step(const void* actions, const std::uint8_t* alive
         "step() called on an env with event-driven decisions: use advance() and answer()");
   }
   const ModelSpec& s = model_->spec();
+  check_action_masks(actions, alive);  // before anything runs
   for (std::uint32_t a = 0; a < s.num_agents; ++a) {
     ActionView& view = action_views_[a];
     if (s.action.discrete) {
@@ -300,9 +318,48 @@ void Simulation::boundary() {
       std::clamp<std::size_t>((agents + kOutputRanges - 1) / kOutputRanges, 1, kSnapshotChunk);
   executor_->parallel_for((agents + chunk - 1) / chunk, [this, agents, chunk](std::size_t c) {
     const std::size_t begin = c * chunk;
-    model_->write_outputs(static_cast<EntityId>(begin),
-                          static_cast<EntityId>(std::min(agents, begin + chunk)), out_);
+    const auto end = static_cast<EntityId>(std::min(agents, begin + chunk));
+    model_->write_outputs(static_cast<EntityId>(begin), end, out_);
+    if (out_.action_masks != nullptr) write_masks(static_cast<EntityId>(begin), end);
   });
+}
+
+void Simulation::write_masks(EntityId begin, EntityId end) {
+  const auto n = static_cast<std::size_t>(spec().action.n);
+  for (EntityId a = begin; a < end; ++a) {
+    std::uint8_t* row = out_.action_masks + static_cast<std::size_t>(a) * n;
+    std::fill_n(row, n, std::uint8_t{1});  // what a hook that writes nothing means
+    model_->action_mask(a, row);
+    for (std::size_t k = 0; k < n; ++k) row[k] = row[k] != 0 ? 1 : 0;
+  }
+}
+
+void Simulation::write_request_masks() {
+  if (out_.action_masks == nullptr) return;
+  for (const DecisionRequest& r : requests_) write_masks(r.agent, r.agent + 1);
+}
+
+void Simulation::check_action_masks(const void* actions, const std::uint8_t* alive) const {
+  const ModelSpec& s = spec();
+  if (out_.action_masks == nullptr || actions == nullptr) return;
+  const auto* values = static_cast<const std::int64_t*>(actions);
+  const auto n = static_cast<std::size_t>(s.action.n);
+  const bool answers = options_.decisions != DecisionMode::kLockstep;
+  const std::size_t rows = answers ? requests_.size() : s.num_agents;
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (alive != nullptr && alive[i] == 0) continue;
+    const EntityId agent = answers ? requests_[i].agent : static_cast<EntityId>(i);
+    const std::uint8_t* mask = out_.action_masks + static_cast<std::size_t>(agent) * n;
+    const std::int64_t action = values[i];
+    if (action >= 0 && static_cast<std::size_t>(action) < n && mask[action] != 0) continue;
+    std::string valid;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (mask[k] != 0) valid += (valid.empty() ? "" : ", ") + std::to_string(k);
+    }
+    throw std::invalid_argument("action " + std::to_string(action) + " of " + s.agent_prefix +
+                                "_" + std::to_string(agent) +
+                                " is not valid now: its action mask allows [" + valid + "]");
+  }
 }
 
 std::vector<const Event*> Simulation::pending_in_key_order(std::vector<Event>& storage) const {

@@ -188,6 +188,12 @@ class Simulation {
 
   // Boundary outputs of the last reset/step, one row per agent.
   const Outputs& outputs() const { return out_; }
+  // With spec().action_mask: ValueError-worthy std::invalid_argument naming
+  // the agent, the action and the valid ones when an action the agent's
+  // current mask (outputs().action_masks) forbids is given. Lockstep: one
+  // int64 per agent, rows with alive[a] == 0 skipped (alive may be null);
+  // decisions: one per requests() entry. Checks only; runs nothing.
+  void check_action_masks(const void* actions, const std::uint8_t* alive) const;
   // Writes outputs to `out` from now on (current values are copied over).
   // The buffers must outlive this Simulation or the next redirect.
   void redirect_outputs(const Outputs& out);
@@ -206,6 +212,10 @@ class Simulation {
   // One hash per entity of its snapshot record (checked steps compare them).
   void snapshot_hashes(std::vector<std::uint64_t>& out) const;
   void boundary();
+  // Model::action_mask of agents [begin, end) into out_.action_masks, as 0/1.
+  void write_masks(EntityId begin, EntityId end);
+  // The masks of the agents in requests_ (decisions: when collected).
+  void write_request_masks();
   // -- Event-driven decisions (decision_steps.cpp).
   void require_decisions(const char* what) const;
   void open_decision_step();
@@ -287,6 +297,7 @@ class Simulation {
   std::vector<double> rewards_;
   std::vector<std::uint8_t> terminated_, truncated_;
   std::vector<std::int64_t> infos_;
+  std::vector<std::uint8_t> masks_;  // [num_agents, action.n] when spec().action_mask
 };
 
 }  // namespace seer

@@ -71,7 +71,11 @@ void VectorSimulation::redirect_outputs(const Outputs& batch) {
     sims_[i]->redirect_outputs(Outputs{batch.observations + i * n * s.obs_dim,
                                        batch.rewards + i * n, batch.terminations + i * n,
                                        batch.truncations + i * n,
-                                       batch.infos + i * n * s.info_keys.size()});
+                                       batch.infos + i * n * s.info_keys.size(),
+                                       batch.action_masks == nullptr
+                                           ? nullptr
+                                           : batch.action_masks +
+                                                 i * n * static_cast<std::size_t>(s.action.n)});
   }
 }
 

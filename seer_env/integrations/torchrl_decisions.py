@@ -22,6 +22,13 @@ group (``"agents"``; ``group=`` renames it) with the batched env's layout
   env uses the actions of those rows only and ignores the others;
 - ``decision_time``: ``float64[num_envs, n_agents, 1]``, when each agent of
   ``mask`` asked (simulated time); NaN elsewhere;
+- ``action_mask`` (only for a model that declares ``action_mask``):
+  ``bool[num_envs, n_agents, n]``, True for the actions each agent may take
+  (``SeerDecisionVectorEnv.action_masks``; ``MaskedCategorical(logits=...,
+  mask=td[group, "action_mask"])`` samples only those). The action spec
+  carries the same mask (``Categorical.update_mask``), so ``rand_action`` and
+  ``rollout`` without a policy pick valid actions; the env refuses an action
+  a mask forbids in a row of ``mask`` (ValueError; nothing steps);
 - ``action``: ``int64[num_envs, n_agents]`` (Discrete) or
   ``float32[num_envs, n_agents, dim]`` (Box);
 - ``reward``: ``float32[num_envs, n_agents, 1]``: what accrued for the agent
@@ -54,7 +61,7 @@ from typing import Any
 import numpy as np
 import torch
 from tensordict import TensorDict, TensorDictBase
-from torchrl.data import Unbounded
+from torchrl.data import Binary, Unbounded
 from torchrl.envs import EnvBase
 
 from seer_env.integrations.torchrl_specs import FLAGS, unbatched_specs
@@ -126,6 +133,11 @@ class SeerDecisionBatchedEnv(EnvBase):
         observation[self.group]["decision_time"] = Unbounded(
             torch.Size([self.n_agents, 1]), dtype=torch.float64
         )
+        if vec._masked:
+            k = vec.single_agent_action_space.n
+            observation[self.group]["action_mask"] = Binary(
+                n=k, shape=torch.Size([self.n_agents, k]), dtype=torch.bool
+            )
         self.full_observation_spec_unbatched = observation
         self.full_action_spec_unbatched = specs.action
         self.full_reward_spec_unbatched = specs.reward
@@ -193,6 +205,11 @@ class SeerDecisionBatchedEnv(EnvBase):
         }
         if rewards is not None:
             group["reward"] = torch.from_numpy(rewards.astype(np.float32)[..., None])
+        if self._vec._masked:
+            masks = torch.from_numpy(self._vec.action_masks)
+            group["action_mask"] = masks
+            # The action spec samples valid actions only (rand_action, rollout without a policy).
+            self.full_action_spec[self._action_key].update_mask(masks)
         root_terminated = terminated.all(axis=1)
         root_truncated = truncated.all(axis=1) & ~root_terminated
         out = TensorDict(

@@ -30,6 +30,10 @@ class DeclaredModel:
     # Agents act when a handler asks (ctx.request_decision()): on_action then
     # runs at that time, not at every step (docs/decisions.md).
     decisions: ClassVar[bool] = False
+    # Which of its Discrete actions an agent may take varies: the model says
+    # which (PythonModel.valid_actions) and the envs expose the mask
+    # (docs/custom-models.md, "Action masks").
+    action_mask: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.num_entities = 0

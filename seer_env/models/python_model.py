@@ -136,6 +136,11 @@ class PythonModel(DeclaredModel):
         decisions: True when agents act as their handlers ask
             (``ctx.request_decision()``; ``on_action`` then runs at that time)
             instead of at every step: run it as ``seer_env.SeerDecisionEnv``.
+        action_mask: True when which actions an agent may take varies (a
+            Discrete action space only): ``valid_actions`` says which, the envs
+            expose the mask (PettingZoo's ``{"observation", "action_mask"}``
+            on the dict API, ``env.action_masks`` on the array paths) and
+            refuse an action it forbids.
 
     ``workload_spec()`` returns the declaration with the structure of
     ``seer_env._core.workload_spec`` (docs/workloads-declaration.md).
@@ -184,6 +189,7 @@ class PythonModel(DeclaredModel):
             "event_kinds": [str(k) for k in cls.event_kinds],
             "records": records,
             "decisions": bool(cls.decisions),
+            "action_mask": bool(cls.action_mask),
         }
 
     @classmethod
@@ -218,6 +224,15 @@ class PythonModel(DeclaredModel):
     def observe(self, agent: int, state, snapshot: np.ndarray):
         """The agent's observation: ``observation_space.shape[0]`` numbers."""
         raise NotImplementedError(f"{type(self).__name__}.observe")
+
+    def valid_actions(self, agent: int, state, snapshot: np.ndarray) -> Sequence[bool]:
+        """Which actions the agent may take now (``action_mask = True`` models only).
+
+        One bool (or 0/1) per action of ``Discrete(n)``, True: valid. Called at
+        every boundary, and with ``decisions`` when the agent asks; reads only
+        the agent's own state and the snapshot, like ``observe``.
+        """
+        raise NotImplementedError(f"{type(self).__name__}.valid_actions")
 
     def reward(self, agent: int, state, snapshot: np.ndarray) -> float:
         """The agent's reward for the step just run."""
@@ -301,6 +316,17 @@ class PythonModel(DeclaredModel):
             dim, _, _ = _box_bounds("action_space", act)
             low, high = _scalar_bounds("action_space", act)
             action = {"discrete": False, "n": 0, "dim": dim, "low": low, "high": high}
+        masked = bool(type(self).action_mask)
+        if masked and not action["discrete"]:
+            raise ValueError(
+                f"{type(self).__name__} declares action_mask = True with a Box action_space: "
+                "an action mask needs a Discrete one"
+            )
+        if masked and type(self).valid_actions is PythonModel.valid_actions:
+            raise ValueError(
+                f"{type(self).__name__} declares action_mask = True but does not define "
+                "valid_actions(agent, state, snapshot)"
+            )
         state_dim, state_low, state_high = 0, 0.0, 0.0
         if self.state_space is not None:
             state_dim, _, _ = _box_bounds("state_space", self.state_space)
@@ -323,4 +349,5 @@ class PythonModel(DeclaredModel):
             "total_keys": [str(k) for k in type(self).total_keys],
             "event_kinds": [str(k) for k in type(self).event_kinds],
             "decisions": bool(type(self).decisions),
+            "action_mask": masked,
         }

@@ -27,9 +27,22 @@ __all__ = ["assert_decisions_equivalent", "hash_policy"]
 DecisionPolicy = Callable[[str, np.ndarray, Any], Any]
 
 
-def hash_policy(agent: str, observation: np.ndarray, space) -> Any:
-    """A deterministic policy of agent and observation: a hash of both, into ``space``."""
-    h = zlib.crc32(observation.tobytes(), zlib.crc32(agent.encode()))
+def _observation_bytes(observation: Any) -> bytes:
+    """An observation's bytes; a masked one's (``{"observation", "action_mask"}``) both parts."""
+    if isinstance(observation, dict):
+        return observation["observation"].tobytes() + observation["action_mask"].tobytes()
+    return observation.tobytes()
+
+
+def hash_policy(agent: str, observation: Any, space) -> Any:
+    """A deterministic policy of agent and observation: a hash of both, into ``space``.
+
+    A masked observation (``{"observation", "action_mask"}``) gets one of its valid actions.
+    """
+    h = zlib.crc32(_observation_bytes(observation), zlib.crc32(agent.encode()))
+    if isinstance(observation, dict):
+        valid = np.flatnonzero(observation["action_mask"])
+        return int(space.start + valid[h % len(valid)])
     if hasattr(space, "n"):
         return int(space.start + h % space.n)
     rng = np.random.default_rng(h)
@@ -44,14 +57,20 @@ def _episode(env, seed: int, policy: DecisionPolicy) -> tuple[list, tuple, int]:
     while env.agents:
         for a in env.agents:
             decisions.append(
-                (infos[a]["decision_time"], a, obs[a].tobytes(), np.float64(rewards[a]).tobytes())
+                (
+                    infos[a]["decision_time"],
+                    a,
+                    _observation_bytes(obs[a]),
+                    np.float64(rewards[a]).tobytes(),
+                )
             )
         actions = {a: policy(a, obs[a], env.action_space(a)) for a in env.agents}
         obs, rewards, _, truncations, infos = env.step(actions)
     # Python's sort is stable: an agent's requests at one time keep their order.
     decisions.sort(key=lambda d: (d[0], d[1]))
     last = tuple(
-        (a, obs[a].tobytes(), np.float64(rewards[a]).tobytes(), truncations[a]) for a in sorted(obs)
+        (a, _observation_bytes(obs[a]), np.float64(rewards[a]).tobytes(), truncations[a])
+        for a in sorted(obs)
     )
     return decisions, last, env.sim.digest()
 

@@ -15,12 +15,20 @@ Policy = Callable[[int, int, Any], dict]
 
 
 def random_policy(seed: int, step: int, env) -> dict:
-    """Uniform actions from a generator keyed by ``(seed, step)``: reproducible anywhere."""
+    """Uniform actions from a generator keyed by ``(seed, step)``: reproducible anywhere.
+
+    An env with action masks (``env.action_masks``) gets valid actions only.
+    """
     rng = np.random.default_rng([seed, step])
     actions = {}
+    masks = getattr(getattr(env, "unwrapped", env), "action_masks", None)
+    rows = getattr(getattr(env, "unwrapped", env), "_agent_index", None)
     for agent in env.agents:
         space = env.action_space(agent)
-        if isinstance(space, spaces.Discrete):
+        if isinstance(space, spaces.Discrete) and masks is not None and rows is not None:
+            valid = np.flatnonzero(masks[rows[agent]])
+            actions[agent] = int(space.start + valid[rng.integers(len(valid))])
+        elif isinstance(space, spaces.Discrete):
             actions[agent] = int(space.start + rng.integers(space.n))
         elif isinstance(space, spaces.Box):
             low = np.where(np.isfinite(space.low), space.low, -1.0)

@@ -23,7 +23,9 @@ Layout: one row per instance, one column per possible agent
   bool ``[M, n]``: the agents that must act now (the rows whose observations
   are fresh), ``infos["decision_time"]`` float64 ``[M, n]``: when each of
   them asked (NaN where not asked). The same arrays are the properties
-  ``needs_action`` and ``decision_times``.
+  ``needs_action`` and ``decision_times``. For a model that declares
+  ``action_mask``, ``action_masks`` is bool ``[M, n, k]`` (the asking
+  agents' masks; ``step`` refuses an action one forbids).
 - Each instance advances to its own next requests (or its episode's end):
   instance ``i`` returns exactly what a ``SeerDecisionEnv`` seeded like it
   (``seed + i``) returns from ``step_arrays`` with the same actions.
@@ -65,6 +67,7 @@ from gymnasium.vector.utils import batch_space
 
 from seer_env import _core
 from seer_env.action_checker import ActionChecker
+from seer_env.action_masks import check_masked_actions
 from seer_env.decision_env import SeerDecisionEnv
 from seer_env.model_source import is_numba_model
 from seer_env.models.numba import NumbaModel
@@ -139,7 +142,9 @@ class SeerDecisionVectorEnv(VectorEnv):
         self.max_cycles = first.max_cycles
         agent = self.possible_agents[0]
         #: One agent's spaces (what a policy shared by the agents sees and acts in).
-        self.single_agent_observation_space = first.observation_space(agent)
+        # The Box: the arrays stay plain; masks come through action_masks.
+        self.single_agent_observation_space = first._obs_box
+        self._masked = first._masked
         self.single_agent_action_space = first.action_space(agent)
         self.single_state_space = first.state_space
         obs = self.single_agent_observation_space
@@ -176,6 +181,19 @@ class SeerDecisionVectorEnv(VectorEnv):
     def needs_action(self) -> np.ndarray:
         """The agents that must act at the next ``step()``: bool ``[M, n]`` (a copy)."""
         return self._needs.copy()
+
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """Bool ``[M, n, k]`` for a model that declares ``action_mask`` (else None).
+
+        Row ``[i, j]`` is ``envs[i].action_masks[j]``: where ``needs_action``
+        is True, the agent's mask when it asked; ``step()`` refuses an action
+        such a row forbids (ValueError naming the instance and the agent;
+        nothing steps).
+        """
+        if not self._masked:
+            return None
+        return np.stack([env.sim.action_masks() for env in self.envs])
 
     @property
     def decision_times(self) -> np.ndarray:
@@ -274,6 +292,14 @@ class SeerDecisionVectorEnv(VectorEnv):
             live=self._needs.reshape(-1),
             names=self._row_names,
         ).reshape(self._action_shape)
+        if self._masked:  # rows answered now: asked, in instances that do not restart
+            answered = self._needs & ~(self._autoreset | self._ended_at_reset)[:, None]
+            check_masked_actions(
+                self.action_masks.reshape(m * n, -1),
+                rows.reshape(-1),
+                answered.reshape(-1),
+                self._row_names.__getitem__,
+            )
         self.closed = False
         obs = np.empty((m, n, *self.single_agent_observation_space.shape), dtype=np.float32)
         rewards = np.zeros((m, n))

@@ -65,6 +65,7 @@ from gymnasium.vector.utils import batch_space
 
 from seer_env import _core
 from seer_env.action_checker import ActionChecker
+from seer_env.action_masks import check_masked_actions
 from seer_env.env import SeerParallelEnv
 from seer_env.model_source import new_vector_simulation
 from seer_env.models.numba import NumbaModel
@@ -126,7 +127,9 @@ class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping,
         self.env_name = name
         self.agents_per_instance = len(proto.possible_agents)
         agent = proto.possible_agents[0]
-        self.single_observation_space = proto.observation_space(agent)
+        # The Box: the arrays stay plain; masks come through action_masks.
+        self.single_observation_space = proto._obs_box
+        self._masked = proto._masked
         self.single_action_space = proto.action_space(agent)
         #: One instance's global state space (``state()`` returns one row per instance).
         self.single_state_space = proto.state_space
@@ -192,6 +195,24 @@ class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping,
             infos[key] = table[:, k].copy()
             infos["_" + key] = ones.copy()
         return infos
+
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """Bool ``[num_envs, n]`` (one row per agent row) for a model that declares ``action_mask``.
+
+        A copy of each row's mask at the last boundary; ``step()`` refuses an
+        action a live row's mask forbids (ValueError naming the instance and
+        the agent; nothing steps). None for a model without one.
+        """
+        if not self._masked:
+            return None
+        self._require_no_step_in_flight("action_masks")
+        return self.sim.action_masks.copy()
+
+    def _row_name(self, row: int) -> str:
+        """A row's name in messages: ``"agent_3 of instance 1"``."""
+        i, j = divmod(row, self.agents_per_instance)
+        return f"{self._agent_names[j]} of instance {i + self.instance_offset}"
 
     def _zeros_action(self) -> np.ndarray:
         if self._discrete:
@@ -400,6 +421,8 @@ class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping,
         self.sim.prewake()  # parked workers wake while we check the actions
         if not checked:
             actions = self._actions.check_array(actions, self.num_envs, live=self._live_rows())
+        if self._masked:  # an action a mask forbids: refused before any instance steps
+            check_masked_actions(self.sim.action_masks, actions, self._live_rows(), self._row_name)
         resetting = self._autoreset.copy()
         seeds = np.zeros(self.num_instances, dtype=np.uint64)
         for i in np.flatnonzero(resetting):

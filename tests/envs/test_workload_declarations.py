@@ -37,6 +37,7 @@ SPEC_KEYS = {
     "total_keys",
     "event_kinds",
     "decisions",
+    "action_mask",
 }
 PARAM_KEYS = {"name", "type", "default", "default_doc", "low", "high", "low_open", "high_is_cap"}
 

@@ -78,6 +78,7 @@ py::dict workload_spec(const std::string& name) {
   d["total_keys"] = w.total_keys;
   d["event_kinds"] = w.event_kinds;
   d["decisions"] = w.decisions;
+  d["action_mask"] = w.action_mask;
   py::dict records;
   for (const RecordDecl& r : w.records) records[py::str(r.name)] = record_dict(w, r);
   d["records"] = records;
@@ -91,8 +92,9 @@ void bind_workload(py::module_& m) {
         "The declaration of registered model `name` as plain data: name, summary, params "
         "(name, type 'int'/'real', default (None: computed, see default_doc), low, high, "
         "low_open, high_is_cap, doc), spaces (observation/action/state: shape, dtype, bounds "
-        "as text), info_keys, total_keys, event_kinds, records (name -> a dict numpy.dtype() "
-        "accepts). ValueError for an unknown name.");
+        "as text), info_keys, total_keys, event_kinds, decisions, action_mask (agents' valid actions "
+        "vary), records (name -> a dict numpy.dtype() accepts). ValueError for an unknown "
+        "name.");
 }
 
 }  // namespace seer::bindings

@@ -72,6 +72,7 @@ ModelSpec spec_from_python(const py::dict& s) {
   spec.total_keys = s["total_keys"].cast<std::vector<std::string>>();
   spec.event_kinds = s["event_kinds"].cast<std::vector<std::string>>();
   spec.decisions = s.contains("decisions") && s["decisions"].cast<bool>();
+  spec.action_mask = s.contains("action_mask") && s["action_mask"].cast<bool>();
   return spec;
 }
 
@@ -108,6 +109,7 @@ PythonModel::PythonModel(py::object impl) : impl_(std::move(impl)) {
   on_event_ = impl_.attr("on_event");
   after_snapshot_ = impl_.attr("after_snapshot");
   observe_ = impl_.attr("observe");
+  action_mask_ = impl_.attr("valid_actions");
   reward_ = impl_.attr("reward");
   terminated_ = impl_.attr("terminated");
   truncated_ = impl_.attr("truncated");
@@ -125,7 +127,7 @@ PythonModel::~PythonModel() {
   ctx_->ctx = nullptr;
   for (py::object* o : {&impl_, &rng_obj_, &ctx_obj_, &states_ro_, &snapshot_ro_, &payload_dtype_,
                         &on_init_, &on_step_begin_, &on_action_, &on_event_, &after_snapshot_,
-                        &write_snapshot_, &observe_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
+                        &write_snapshot_, &observe_, &action_mask_, &reward_, &terminated_, &truncated_, &info_, &global_state_,
                         &totals_, &reset_}) {
     *o = py::object();
   }
@@ -233,6 +235,33 @@ void PythonModel::observe(EntityId agent, float* obs) const {
   py::object result = call_boundary("observe", agent, observe_, agent, readonly_record(agent),
                                     snapshot_ro_);
   copy_reals("observe", agent, result, spec_.obs_dim, obs);
+}
+
+void PythonModel::action_mask(EntityId agent, std::uint8_t* out) const {
+  py::gil_scoped_acquire gil;
+  py::object result = call_boundary("valid_actions", agent, action_mask_, agent,
+                                    readonly_record(agent), snapshot_ro_);
+  // Exactly n bools (or 0/1 integers), 1-D: anything else would be coerced silently.
+  const auto n = static_cast<std::size_t>(spec_.action.n);
+  const std::string expected = std::to_string(n) + " bools (a 1-D sequence, True: valid)";
+  py::array values;
+  try {
+    values = py::module_::import("numpy").attr("asarray")(result);
+  } catch (py::error_already_set&) {
+    throw bad_result("valid_actions", agent, expected, result);
+  }
+  const char kind = values.dtype().kind();
+  if ((kind != 'b' && kind != 'i' && kind != 'u') || values.ndim() != 1 ||
+      static_cast<std::size_t>(values.size()) != n) {
+    throw bad_result("valid_actions", agent, expected, result);
+  }
+  const auto wide =
+      py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(values);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::int64_t v = wide.data()[k];
+    if (v != 0 && v != 1) throw bad_result("valid_actions", agent, expected, result);
+    out[k] = static_cast<std::uint8_t>(v);
+  }
 }
 
 double PythonModel::reward(EntityId agent) const {

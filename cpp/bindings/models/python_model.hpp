@@ -60,6 +60,7 @@ class PythonModel final : public Model {
   void write_snapshot(EntityId e) override;
   void after_snapshot() override;
   void observe(EntityId agent, float* obs) const override;
+  void action_mask(EntityId agent, std::uint8_t* out) const override;
   double reward(EntityId agent) const override;
   bool terminated(EntityId agent) const override;
   bool truncated(EntityId agent) const override;
@@ -122,7 +123,7 @@ class PythonModel final : public Model {
   // Hooks, looked up once.
   pybind11::object write_snapshot_;  // write_snapshot(state, public) or None: copy public_fields
   pybind11::object on_init_, on_step_begin_, on_action_, on_event_, after_snapshot_, observe_,
-      reward_, terminated_, truncated_, info_, global_state_, totals_, reset_;
+      action_mask_, reward_, terminated_, truncated_, info_, global_state_, totals_, reset_;
 };
 
 // The ModelSpec of a PythonModel's `_runtime_layout()["spec"]` dict (GIL held).

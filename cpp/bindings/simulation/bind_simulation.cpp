@@ -332,6 +332,24 @@ void bind_simulation(py::module_& m) {
                                 static_cast<py::ssize_t>(s.obs_dim)});
            },
            "Fresh float32[num_agents, obs_dim] observations of the last boundary.")
+      .def("action_masks",
+           [](PySimulation& self) {
+             require_idle(self.busy, "action_masks");
+             const ModelSpec& s = self.sim->spec();
+             if (!s.action_mask) {
+               throw std::invalid_argument("action_masks(): model " + s.name +
+                                           " declares no action_mask (every action is valid)");
+             }
+             // array_t<bool>: the stub says NDArray[bool] (astype already made it bool: no copy).
+             return py::array_t<bool>(
+                 copy_array(self.sim->outputs().action_masks,
+                            {static_cast<py::ssize_t>(s.num_agents),
+                             static_cast<py::ssize_t>(s.action.n)})
+                     .attr("astype")("bool"));
+           },
+           "Fresh bool[num_agents, n] action masks (True: valid) of a model that declares "
+           "action_mask: every agent's at the last boundary; with decisions, an asking "
+           "agent's row is its mask when it asked. ValueError for a model without one.")
       .def("rewards",
            [](PySimulation& self) {
              require_idle(self.busy, "rewards");

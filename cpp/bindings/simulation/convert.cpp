@@ -221,6 +221,7 @@ py::dict spec_dict(const ModelSpec& s) {
   d["total_keys"] = s.total_keys;
   d["event_kinds"] = s.event_kinds;
   d["decisions"] = s.decisions;
+  d["action_mask"] = s.action_mask;
   return d;
 }
 

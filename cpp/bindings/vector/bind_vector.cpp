@@ -51,6 +51,7 @@ struct PyVectorSimulation {
   py::array_t<double> rewards;
   py::array_t<std::uint8_t> terminations, truncations;
   py::array_t<std::int64_t> infos;
+  py::array_t<std::uint8_t> action_masks;  // [rows, n] for a model that declares action_mask
   std::vector<std::size_t> failed;
   std::atomic<bool> busy{false};
   // This process is a child forked while the step_async() in flight ran:
@@ -172,10 +173,12 @@ void wire_outputs(PyVectorSimulation& self) {
   self.terminations = py::array_t<std::uint8_t>(rows);
   self.truncations = py::array_t<std::uint8_t>(rows);
   self.infos = py::array_t<std::int64_t>({rows, static_cast<py::ssize_t>(s.info_keys.size())});
-  self.vec->redirect_outputs(Outputs{self.observations.mutable_data(),
-                                     self.rewards.mutable_data(),
-                                     self.terminations.mutable_data(),
-                                     self.truncations.mutable_data(), self.infos.mutable_data()});
+  self.action_masks = py::array_t<std::uint8_t>(
+      {s.action_mask ? rows : py::ssize_t{0}, static_cast<py::ssize_t>(s.action.n)});
+  self.vec->redirect_outputs(Outputs{
+      self.observations.mutable_data(), self.rewards.mutable_data(),
+      self.terminations.mutable_data(), self.truncations.mutable_data(),
+      self.infos.mutable_data(), s.action_mask ? self.action_masks.mutable_data() : nullptr});
 }
 
 // Checked step inputs (with the GIL held): actions, alive (or empty), modes, seeds.
@@ -204,6 +207,19 @@ StepInputs step_inputs(PyVectorSimulation& self, const py::object& actions,
               in.modes.data()[r / s.num_agents] == VectorSimulation::kStep;
   }
   check_action_values(s, in.actions, rows, read.data());
+  if (s.action_mask) {
+    // Every stepping instance's actions against its masks, before any instance runs.
+    const auto* acts = static_cast<const std::int64_t*>(in.actions.data());
+    for (std::size_t i = 0; i < m; ++i) {
+      if (in.modes.data()[i] != VectorSimulation::kStep) continue;
+      try {
+        self.vec->at(i).check_action_masks(acts + i * s.num_agents,
+                                           read.data() + i * s.num_agents);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("instance " + std::to_string(i) + ": " + e.what());
+      }
+    }
+  }
   return in;
 }
 
@@ -410,6 +426,19 @@ void bind_vector(py::module_& m) {
       .def_property_readonly("infos",
                              [](PyVectorSimulation& self) { return readonly(self, self.infos); },
                              "Read-only view of the int64 batch info buffer.")
+      .def_property_readonly(
+          "action_masks",
+          [](PyVectorSimulation& self) {
+            const ModelSpec& s = self.vec->spec();
+            if (!s.action_mask) {
+              throw std::invalid_argument("action_masks: model " + s.name +
+                                          " declares no action_mask (every action is valid)");
+            }
+            // array_t<bool>: the stub says NDArray[bool] (the view is bool already: no copy).
+            return py::array_t<bool>(readonly(self, self.action_masks).attr("view")("bool"));
+          },
+          "Read-only bool view [num_envs * num_agents, n] of the batch action masks (True: "
+          "valid) of a model that declares action_mask; ValueError for one without.")
       .def("check_next_steps",
            [](PyVectorSimulation& self, const py::object& steps) {
              const std::uint64_t n = to_count(steps, "steps", 0, ~std::uint64_t{0});

@@ -34,6 +34,9 @@ struct Outputs {
   std::uint8_t* terminations = nullptr;
   std::uint8_t* truncations = nullptr;
   std::int64_t* infos = nullptr;      // [num_agents, info_keys]
+  // [num_agents, action.n] 0/1 when spec().action_mask, else unused. The
+  // runtime fills it (Model::action_mask), not write_outputs.
+  std::uint8_t* action_masks = nullptr;
 };
 
 struct ActionSpec {
@@ -60,6 +63,9 @@ struct ModelSpec {
   std::vector<std::string> total_keys;  // env-wide int64 totals (Model::totals)
   std::vector<std::string> event_kinds; // names of event kinds, by kind id
   bool decisions = false;               // agents act when they ask (WorkloadDecl::decisions)
+  // Agents' valid actions vary (WorkloadDecl::action_mask): the runtime calls
+  // Model::action_mask and refuses an action the mask forbids. Discrete only.
+  bool action_mask = false;
   MemoryEstimate memory;                // filled by the model before it allocates
   // Parameters whose declared default is computed (derived_default in
   // workload.hpp), as this instance resolved them: the env reads them here
@@ -107,6 +113,15 @@ class Model {
   virtual bool terminated(EntityId agent) const { (void)agent; return false; }
   virtual bool truncated(EntityId agent) const { (void)agent; return false; }
   virtual void info(EntityId agent, std::int64_t* out) const { (void)agent; (void)out; }
+  // Which actions `agent` may take now: out[k] != 0 for each valid action k
+  // of Discrete(spec().action.n). Called only when spec().action_mask: for
+  // every agent at each boundary (like observe) and, with decisions, for each
+  // agent when its request is collected. Reads only the agent's own state and
+  // the snapshot, like observe (parallel over agents). Default: all valid.
+  virtual void action_mask(EntityId agent, std::uint8_t* out) const {
+    (void)agent;
+    for (std::int64_t k = 0; k < spec().action.n; ++k) out[k] = 1;
+  }
   // Every per-agent output of agents [begin, end) into their rows of `out`:
   // one virtual call per range (a model whose hooks cost a call each, e.g.
   // compiled handlers, answers a range with one call per hook).

@@ -22,7 +22,7 @@
 namespace seer {
 
 // Bump when a header change alters a type that crosses the boundary.
-inline constexpr std::uint32_t kPluginAbiVersion = 5;  // 2: ModelPlugin::declare; 3: Model::has_step_begin, write_snapshots; 4: write_outputs; 5: Context::request_decision, decisions
+inline constexpr std::uint32_t kPluginAbiVersion = 6;  // 2: ModelPlugin::declare; 3: Model::has_step_begin, write_snapshots; 4: write_outputs; 5: Context::request_decision, decisions; 6: Model::action_mask, action_mask, Outputs::action_masks
 // PyCapsule name of a ModelPlugin (python_plugin.hpp makes the capsule).
 inline constexpr const char* kPluginCapsuleName = "seer_env.ModelPlugin";
 

@@ -94,6 +94,10 @@ struct WorkloadDecl {
   // Agents act when their handlers ask (Context::request_decision), not at
   // every step: the env runs event-driven decisions (docs/decisions.md).
   bool decisions = false;
+  // Which of its (Discrete) actions an agent may take varies: the model
+  // writes a mask (Model::action_mask; ModelSpec::action_mask says the same)
+  // and the envs expose it (PettingZoo's {"observation", "action_mask"}).
+  bool action_mask = false;
 
   // nullptr when `name` is not declared.
   const ParamDecl* find_param(const std::string& name) const;

@@ -6,6 +6,7 @@
 
 #include "faulty/faulty.hpp"
 #include "model_registry.hpp"
+#include "slots/slots.hpp"
 #include "traffic/traffic_grid.hpp"
 
 namespace seer {
@@ -16,6 +17,9 @@ void register_test_models() {
     register_model("faulty", faulty_workload(), make_faulty);  // deliberate contract breaches
     // The NumbaModel speed comparison's third model (tests/support/traffic_grid_numba.py).
     register_model("traffic_grid", traffic_grid_workload(), make_traffic_grid);
+    // Action masks: agents whose valid actions vary (lockstep and decisions).
+    register_model("slots", slots_workload(), make_slots);
+    register_model("slots_asking", slots_asking_workload(), make_slots_asking);
   });
 }
 

@@ -109,6 +109,12 @@ class NumbaModel(DeclaredModel):
 
     @classmethod
     def _records(cls) -> dict[str, np.dtype]:
+        if cls.action_mask:
+            raise ValueError(
+                f"{cls.__name__}: a NumbaModel cannot declare action_mask = True (its compiled "
+                "handler ABI has no action-mask hook); write the model as a PythonModel "
+                "(valid_actions) or in C++ (Model::action_mask)"
+            )
         if cls.state_dtype is None or cls.public_dtype is None:
             raise ValueError(f"{cls.__name__}: state_dtype and public_dtype must be set")
         payload = _packed_dtype("payload_dtype", cls.payload_dtype or _DEFAULT_PAYLOAD)
