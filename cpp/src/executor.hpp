@@ -112,6 +112,11 @@ class Executor {
   // Why the last step ran on StepStats::threads threads, when the executor
   // decides that at run time (empty otherwise).
   virtual std::string thread_decision() const { return {}; }
+  // The next steps run on one thread (the serial loop) until a probe of more
+  // threads runs clean, as after a confirmed shed: the pool size was chosen
+  // on a machine whose CPUs were busy (`why` says so in thread_decision()).
+  // Executors that do not adapt their thread count ignore it. Between steps.
+  virtual void start_on_one_thread(const std::string& why) { (void)why; }
   // Joins the worker threads (close()); the next run starts fresh ones.
   // Not while a step runs (same rules as run_step).
   virtual void release_threads() {}
@@ -150,6 +155,8 @@ class BatchRunner {
                          std::exception_ptr* failures, std::size_t count) = 0;
   // A batch step is coming soon: wake parked worker threads (a hint).
   virtual void prewake() = 0;
+  // As Executor::start_on_one_thread, for the batch's steps.
+  virtual void start_on_one_thread(const std::string& why) { (void)why; }
   // Joins the worker threads; the next run starts fresh ones (Executor's).
   virtual void release_threads() = 0;
 };

@@ -90,6 +90,9 @@ class ParallelEngine {
   }
   // Joins the workers (ThreadPool::stop); the next run starts fresh ones.
   void release_threads() { pool_.stop(); }
+  // The next steps run the serial loop until a probe pays
+  // (AdaptivePool::start_reduced). Not thread-safe.
+  void start_on_one_thread(const std::string& why) { adaptive_.start_reduced(why); }
 
   // One step of each instance, all in one parallel region: instances[i]
   // runs windows[i], sets stats[i] and failures[i] (null where none); a

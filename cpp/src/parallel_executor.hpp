@@ -67,6 +67,7 @@ class ParallelExecutor final : public Executor {
   // The engine this env runs on (tests reach the adaptive pool through it).
   ParallelEngine& engine() { return *engine_; }
   void release_threads() override { engine_->release_threads(); }
+  void start_on_one_thread(const std::string& why) override { engine_->start_on_one_thread(why); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void release_storage() override;
@@ -141,6 +142,7 @@ class ParallelBatchRunner final : public BatchRunner {
                  std::exception_ptr* failures, std::size_t count) override;
   void prewake() override { engine_->prewake(); }  // one pool for the whole batch
   void release_threads() override { engine_->release_threads(); }
+  void start_on_one_thread(const std::string& why) override { engine_->start_on_one_thread(why); }
 
  private:
   std::shared_ptr<ParallelEngine> engine_;
