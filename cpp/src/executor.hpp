@@ -30,6 +30,17 @@ struct StepWindow {
   // The memory guard: most events pending at once during this step
   // (pending_event_limit(); the parallel executor counts its node blocks).
   std::uint64_t pending_limit = UINT64_MAX;
+  // Decision windows (Simulation::advance) cut a step into windows of at
+  // most one lookahead: `step_end` is the end of the step a window belongs
+  // to (0: t_end), and `continues_step` says that the previous run_step was
+  // that step's previous window and that only insert() changed the pending
+  // events since (the answers), so an executor may keep what it knew of
+  // them (the parallel executor's wake calendars) instead of reading every
+  // entity's queue again.
+  double step_end = 0.0;
+  bool continues_step = false;
+  // Where an executor's knowledge of the pending events may reach.
+  double known_until() const { return step_end > t_end ? step_end : t_end; }
 };
 
 // What one step cost. Filled by run_step.

@@ -130,6 +130,10 @@ class ParallelExecutor final : public Executor {
   // kind, an insert, initialize()).
   bool queues_released_ = false;
   bool calendar_released_ = false;
+  // The targets of insert() since the last step: the next decision window
+  // of an open step (ParallelEngine::continue_step) puts them in the
+  // calendars instead of reading every queue.
+  std::vector<EntityId> touched_;
 };
 
 // The vector env's runner for "parallel": every instance on one shared
