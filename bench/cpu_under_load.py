@@ -61,7 +61,7 @@ import numpy as np
 
 from bench import aircraft, contention, pcs, phold
 from bench.adapters import NEVER
-from bench.executors import case_name, executor_variants
+from bench.executors import case_name, executor_variants, start_as_decided
 from bench.groups import LOAD_COUNTS
 from bench.policy import MlpPolicy
 from bench.timing import SETTLE_S, work_counters
@@ -202,6 +202,7 @@ class Runner:
     step: Callable[[], object]
     counters: Callable[[], dict]
     prepare: Callable[[], None] = lambda: None
+    sim: object | None = None  # the runtime object it steps
     meta: dict = dataclasses.field(default_factory=dict)
     workers: tuple[int, ...] = ()
     samples: list[dict] = dataclasses.field(default_factory=list)
@@ -240,13 +241,13 @@ def pcs_runner(config: dict, executor: str, threads: int) -> Runner:
     case = pcs.env_case(
         config, pcs.guard_actions(config["width"] * config["height"]), executor, threads
     )
-    return Runner("", case.step, case.counters_per_step)
+    return Runner("", case.step, case.counters_per_step, sim=case.sim)
 
 
 def phold_runner(config: dict, executor: str, threads: int) -> Runner:
     """bench.phold's case: ``run_until(now + dt)``."""
     case = phold.sim_case(config, executor, threads)
-    return Runner("", case.step, case.counters_per_step)
+    return Runner("", case.step, case.counters_per_step, sim=case.sim)
 
 
 def aircraft_runner(config: dict, executor: str, threads: int) -> Runner:
@@ -269,7 +270,7 @@ def aircraft_runner(config: dict, executor: str, threads: int) -> Runner:
     def step() -> None:
         state["obs"] = env.step_arrays(state["actions"])[0]
 
-    return Runner("", step, lambda: work_counters(env.sim.last_step), prepare)
+    return Runner("", step, lambda: work_counters(env.sim.last_step), prepare, sim=env.sim)
 
 
 def aircraft_model_config(config: dict) -> dict:
@@ -325,6 +326,8 @@ def build_runners(w: Workload, config: dict, warmup: int) -> list[Runner]:
     for name, executor, threads in variants:
         before = task_ids()
         run = w.make(config, executor, threads)
+        if name == "auto":
+            start_as_decided(run.sim, decision)
         for _ in range(warmup):  # a pool starts its workers on its first step
             run.prepare()
             run.step()
@@ -336,6 +339,7 @@ def build_runners(w: Workload, config: dict, warmup: int) -> list[Runner]:
                 choice=case_name(executor, threads),
                 stpa_reason=decision.report.get("reason"),
                 stpa_load=decision.report.get("load"),
+                start_on_one_thread=decision.report.get("start_on_one_thread"),
             )
         runners.append(run)
     return runners

@@ -36,4 +36,5 @@ def step_case(env: Any, step: Callable[[], Any]) -> Case:
         step,
         events_per_step=lambda: env.sim.last_step["events"],
         counters_per_step=lambda: work_counters(env.sim.last_step),
+        sim=env.sim,
     )

@@ -52,6 +52,14 @@ def case_name(executor: str, threads: int) -> str:
     return "serial" if executor == "serial" else f"{executor}-{threads}"
 
 
+def start_as_decided(sim: object | None, decision: stpa.Decision) -> None:
+    """What an env with ``num_threads="auto"`` does after STPA: start on one
+    thread when the decision says so (a pool chosen on busy CPUs)."""
+    why = decision.report.get("start_on_one_thread")
+    if why is not None and sim is not None:
+        sim.start_on_one_thread(why)
+
+
 def executor_cases(
     make: CaseFactory,
     model: str,
@@ -78,6 +86,7 @@ def executor_cases(
         cases.append(case)
     decision = stpa.choose(model, model_config, cache=DecisionCache(None))
     case = make(decision.executor, decision.num_threads)
+    start_as_decided(case.sim, decision)
     case.name = "auto"
     case.meta.update(
         kind="auto",

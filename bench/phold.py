@@ -33,6 +33,7 @@ def sim_case(config: dict, executor: str, threads: int) -> Case:
         step,
         events_per_step=lambda: sim.last_step["events"],
         counters_per_step=lambda: work_counters(sim.last_step),
+        sim=sim,
     )
 
 

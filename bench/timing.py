@@ -60,6 +60,8 @@ class Case:
     meta: dict = dataclasses.field(default_factory=dict)
     wake: bool = False
     close: Callable[[], None] | None = None
+    # The runtime object (Simulation, VectorSimulation) whose executor it steps, if any.
+    sim: object | None = None
     samples: list[float] = dataclasses.field(default_factory=list)
     # The median of each turn's samples, in round order: a comparison of two
     # cases paired by round cancels what changed on the machine between rounds.

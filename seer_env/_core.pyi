@@ -144,6 +144,10 @@ class Simulation:
         """
         Switch executor between steps (outputs never depend on it).
         """
+    def start_on_one_thread(self, why: str) -> None:
+        """
+        The next steps run on one thread (the serial loop) until a probe of more threads runs clean, as after a confirmed shed (`why` starts the thread decision). For a pool size chosen while the CPUs were busy; no effect on other executors.
+        """
     def state(self) -> numpy.typing.NDArray[numpy.float32]:
         """
         Fresh float32[state_dim] global state of the last boundary.
@@ -320,6 +324,10 @@ class VectorSimulation:
     def save(self, index: typing.SupportsInt | typing.SupportsIndex) -> bytes:
         """
         Save instance `index` (as Simulation.save).
+        """
+    def start_on_one_thread(self, why: str) -> None:
+        """
+        The next batch steps run on one thread (the serial loop) until a probe of more threads runs clean, as after a confirmed shed (`why` starts the thread decision). For a pool size chosen while the CPUs were busy; no effect on other executors.
         """
     def states(self) -> numpy.typing.NDArray[numpy.float32]:
         """

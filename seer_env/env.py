@@ -348,6 +348,8 @@ class SeerParallelEnv(ParallelEnv):
             num_envs=num_envs,
         )
         self.sim.set_executor(decision.executor, decision.num_threads)
+        if "start_on_one_thread" in decision.report:  # chosen on busy CPUs (stpa.chooser)
+            self.sim.start_on_one_thread(decision.report["start_on_one_thread"])
         self._options["executor"] = decision.executor
         self._options["num_threads"] = decision.num_threads
         self._stpa_report = decision.report

@@ -121,6 +121,19 @@ void AdaptivePool::set_enabled(bool enabled) {
   }
 }
 
+void AdaptivePool::start_reduced(const std::string& why) {
+  if (!enabled_ || max_ == 1) return;
+  current_ = 1;
+  probe_failed_ = true;  // a confirmed shed: the serial loop, probes may be skipped
+  probe_interval_ = kFirstProbeInterval;
+  steps_since_probe_ = 0;
+  skipped_since_probe_ = false;
+  stalled_in_a_row_ = 0;
+  shed_check_in_ = 0;
+  ++reductions_;
+  reason_ = why + "; next steps on 1 thread until a probe of more runs clean";
+}
+
 void AdaptivePool::note_cost(const StepTiming& step) {
   if (step.threads == 0 || step.threads > max_ || step.wall_nanos == 0) return;
   Cost& c = cost_[step.threads];

@@ -130,6 +130,14 @@ class AdaptivePool {
   }
   // Feeds the measurements of the step that just ran on next_threads().
   void record(const StepTiming& step);
+  // Starts as after a confirmed shed: one thread (the serial loop) from the
+  // next step, probes of two threads from kFirstProbeInterval steps on,
+  // skipped while one-thread steps lose their core. For a pool size chosen
+  // while the CPUs were busy (STPA's preflight under contention): its first
+  // steps would otherwise stall and run in rounds on one thread (~1.3x a
+  // serial loop step's CPU) until a probe confirmed the load. `why` starts
+  // reason(). No effect with adaptation off or a pool of one.
+  void start_reduced(const std::string& why);
   // Turns adaptation off (every step uses max_threads) or on again.
   void set_enabled(bool enabled);
   bool enabled() const { return enabled_; }

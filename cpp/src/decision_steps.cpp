@@ -149,6 +149,10 @@ StepWindow Simulation::decision_window() const {
   window.num_agents = 0;  // actions arrive through answer(), not at the window's start
   window.event_budget = options_.event_budget;
   window.pending_limit = pending_limit_;
+  window.step_end = static_cast<double>(steps_ + 1) * spec().dt;
+  // The step's later windows continue it: between them only the answers
+  // insert events (an executor may keep what it knew of the pending ones).
+  window.continues_step = decision_.window_begin > now_;
   return window;
 }
 

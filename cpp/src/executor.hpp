@@ -30,6 +30,17 @@ struct StepWindow {
   // The memory guard: most events pending at once during this step
   // (pending_event_limit(); the parallel executor counts its node blocks).
   std::uint64_t pending_limit = UINT64_MAX;
+  // Decision windows (Simulation::advance) cut a step into windows of at
+  // most one lookahead: `step_end` is the end of the step a window belongs
+  // to (0: t_end), and `continues_step` says that the previous run_step was
+  // that step's previous window and that only insert() changed the pending
+  // events since (the answers), so an executor may keep what it knew of
+  // them (the parallel executor's wake calendars) instead of reading every
+  // entity's queue again.
+  double step_end = 0.0;
+  bool continues_step = false;
+  // Where an executor's knowledge of the pending events may reach.
+  double known_until() const { return step_end > t_end ? step_end : t_end; }
 };
 
 // What one step cost. Filled by run_step.
@@ -112,6 +123,11 @@ class Executor {
   // Why the last step ran on StepStats::threads threads, when the executor
   // decides that at run time (empty otherwise).
   virtual std::string thread_decision() const { return {}; }
+  // The next steps run on one thread (the serial loop) until a probe of more
+  // threads runs clean, as after a confirmed shed: the pool size was chosen
+  // on a machine whose CPUs were busy (`why` says so in thread_decision()).
+  // Executors that do not adapt their thread count ignore it. Between steps.
+  virtual void start_on_one_thread(const std::string& why) { (void)why; }
   // Joins the worker threads (close()); the next run starts fresh ones.
   // Not while a step runs (same rules as run_step).
   virtual void release_threads() {}
@@ -150,6 +166,8 @@ class BatchRunner {
                          std::exception_ptr* failures, std::size_t count) = 0;
   // A batch step is coming soon: wake parked worker threads (a hint).
   virtual void prewake() = 0;
+  // As Executor::start_on_one_thread, for the batch's steps.
+  virtual void start_on_one_thread(const std::string& why) { (void)why; }
   // Joins the worker threads; the next run starts fresh ones (Executor's).
   virtual void release_threads() = 0;
 };

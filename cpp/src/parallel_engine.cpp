@@ -72,7 +72,8 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
   // event at `time`: into my own calendar, or a notice the owner takes at
   // the next round's start.
   void wake(EntityId e, double time) {
-    if (!(time < inst->window->t_end)) return;  // the next step's begin read finds it
+    // The next step's begin read finds it (a decision window's next one: its calendar).
+    if (!(time < inst->window->known_until())) return;
     const std::uint64_t g = base + e;
     if (g >= lo && g < hi) {
       calendars[inst_index].add(time, e);
@@ -138,6 +139,9 @@ struct ParallelEngine::Batch {
   std::size_t count = 0;
   std::vector<std::uint64_t> offsets;  // prefix sums of entity counts, count + 1
   bool all_finished = false;
+  // Continues the last region's step (continue_step): no begin read; the
+  // entities that got events since (one instance) go into their calendars.
+  const std::vector<EntityId>* continued = nullptr;
 };
 
 ParallelEngine::ParallelEngine(unsigned num_threads)
@@ -220,6 +224,7 @@ constexpr std::size_t kMinTrimBlocks = 64;
 
 void ParallelEngine::move_out_events(ParallelInstance& inst,
                                      const std::function<void(const Event&)>& take) {
+  continuable_ = nullptr;
   // The nodes holding events, from the heaps' key arrays (no node is read:
   // reading each in key order was a cache miss per event, ~100 ns), sorted
   // by address, and every block, by address: a block's live nodes are then a
@@ -294,7 +299,7 @@ void ParallelEngine::move_out_events(ParallelInstance& inst,
   platform::return_free_memory();
 }
 
-void ParallelEngine::prepare(Batch& batch) {
+void ParallelEngine::prepare(Batch& batch, bool continuing) {
   batch.offsets.assign(1, 0);
   for (std::size_t i = 0; i < batch.count; ++i) {
     batch.offsets.push_back(batch.offsets.back() + batch.instances[i]->num_entities);
@@ -322,7 +327,9 @@ void ParallelEngine::prepare(Batch& batch) {
     me.total = total;
     me.notify = true;
     me.outbox.resize(t);
+    // A continued step keeps the last round's notices: its first list takes them.
     for (auto& pair : me.outbox) {
+      if (continuing) break;
       pair[0].clear();
       pair[1].clear();
     }
@@ -357,12 +364,26 @@ void ParallelEngine::run_step_on_caller(ParallelInstance& instance, const StepWi
   run_region(&self, &window, &stats, &failure, 1, 1, false);
 }
 
+bool ParallelEngine::can_continue(const ParallelInstance& instance) const {
+  return continuable_ == &instance && adaptive_.next_threads() == active_;
+}
+
+void ParallelEngine::continue_step(ParallelInstance& instance, const StepWindow& window,
+                                   StepStats& stats, std::exception_ptr& failure,
+                                   const std::vector<EntityId>& touched) {
+  ParallelInstance* self = &instance;
+  run_region(&self, &window, &stats, &failure, 1, active_, true, &touched);
+}
+
 void ParallelEngine::run_region(ParallelInstance* const* instances, const StepWindow* windows,
                                 StepStats* stats, std::exception_ptr* failures, std::size_t count,
-                                unsigned team, bool record) {
+                                unsigned team, bool record,
+                                const std::vector<EntityId>* continued) {
   Batch batch;
   batch.instances = instances;
   batch.count = count;
+  batch.continued = continued;
+  continuable_ = nullptr;  // set again below if this region leaves a step open
   for (std::size_t i = 0; i < count; ++i) {
     ParallelInstance& inst = *instances[i];
     inst.window = &windows[i];
@@ -373,7 +394,7 @@ void ParallelEngine::run_region(ParallelInstance* const* instances, const StepWi
   }
   active_ = team;
   barrier_.set_participants(active_);
-  prepare(batch);
+  prepare(batch, continued != nullptr);
   balance_node_pools();
   // The memory guard: the nodes in the pools' blocks (about the pending
   // events, at their peak) against the batch's pending limits.
@@ -435,6 +456,11 @@ void ParallelEngine::run_region(ParallelInstance* const* instances, const StepWi
       failures[i] = std::current_exception();
     }
   }
+  // A decision window that ended before its step: its calendars and the
+  // last round's notices know every pending event up to the step's end.
+  if (record && count == 1 && failures[0] == nullptr && windows[0].known_until() > windows[0].t_end) {
+    continuable_ = instances[0];
+  }
 }
 
 void ParallelEngine::add_boundary(StepTiming& timing) {
@@ -472,7 +498,11 @@ void ParallelEngine::wait_at_barrier(Worker& me, Batch& batch) {
 void ParallelEngine::worker_step(unsigned w, Batch& batch) {
   Worker& me = workers_[w];
   maybe_stall(w);
-  begin_slice(me, batch);
+  if (batch.continued != nullptr) {
+    continue_slice(me, batch);
+  } else {
+    begin_slice(me, batch);
+  }
   wait_at_barrier(me, batch);
   while (!batch.all_finished) {
     maybe_stall(w);
@@ -631,7 +661,7 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
   for (std::size_t i = first_instance(me, batch); i < batch.count && batch.offsets[i] < me.hi;
        ++i) {
     const StepWindow& window = *batch.instances[i]->window;
-    me.calendars[i].start(window.t_begin, window.t_end, batch.instances[i]->lookahead);
+    me.calendars[i].start(window.t_begin, window.known_until(), batch.instances[i]->lookahead);
   }
   for (std::size_t i = first_instance(me, batch); i < batch.count && batch.offsets[i] < me.hi;
        ++i) {
@@ -675,6 +705,27 @@ void ParallelEngine::begin_slice(Worker& me, Batch& batch) {
     }
     me.per[i].queue_reads += hi - lo;
   }
+}
+
+void ParallelEngine::continue_slice(Worker& me, Batch& batch) {
+  // One instance (continue_step). Its calendars hold my entities' entries up
+  // to the step's end; the notices of the last window's last round are in
+  // the outboxes of that round's parity (round_ - 1), which the round after
+  // this phase's barrier would not read: take them now.
+  me.parity = round_ & 1;
+  take_notices(me, batch);
+  ParallelInstance& inst = *batch.instances[0];
+  me.inst = &inst;
+  me.inst_index = 0;
+  me.base = 0;
+  for (const EntityId e : *batch.continued) {
+    if (e < me.lo || e >= me.hi) continue;
+    // insert() pushed these between the windows, and published the tops.
+    me.calendars[0].add(inst.queues[e].earliest(), e);
+  }
+  // Every pending event is at or after the window's begin (the last window
+  // handled everything before it): the first round's LB.
+  me.per[0].min = std::min(me.per[0].min, inst.window->t_begin);
 }
 
 void ParallelEngine::drain_entity(Worker& me, ParallelInstance& inst, std::size_t i, EntityId e,
@@ -740,6 +791,7 @@ void ParallelEngine::end_round(Batch& batch) {
 }
 
 void ParallelEngine::initialize(ParallelInstance& inst) {
+  continuable_ = nullptr;
   const std::uint64_t n = inst.num_entities, t = pool_.size();
   balance_node_pools();  // clear() freed the instance's nodes into the caller's pool
   pool_.run([&](unsigned w) {

@@ -90,6 +90,9 @@ class ParallelEngine {
   }
   // Joins the workers (ThreadPool::stop); the next run starts fresh ones.
   void release_threads() { pool_.stop(); }
+  // The next steps run the serial loop until a probe pays
+  // (AdaptivePool::start_reduced). Not thread-safe.
+  void start_on_one_thread(const std::string& why) { adaptive_.start_reduced(why); }
 
   // One step of each instance, all in one parallel region: instances[i]
   // runs windows[i], sets stats[i] and failures[i] (null where none); a
@@ -107,6 +110,19 @@ class ParallelEngine {
   // thread-safe.
   void run_step_on_caller(ParallelInstance& instance, const StepWindow& window, StepStats& stats,
                           std::exception_ptr& failure);
+  // Whether the last region ran a decision window of `instance` that ended
+  // before its step (StepWindow::step_end), nothing ran since but pool work
+  // (parallel_for), and the next step would use as many threads: then
+  // continue_step() may run its next window. Not thread-safe.
+  bool can_continue(const ParallelInstance& instance) const;
+  // The next window of that step, without the begin read of every entity's
+  // queue: the wake calendars kept from the last window, plus `touched`,
+  // the entities whose queues got events since (ParallelExecutor::insert).
+  // Otherwise as run_steps() for one instance. Blocks; not thread-safe.
+  void continue_step(ParallelInstance& instance, const StepWindow& window, StepStats& stats,
+                     std::exception_ptr& failure, const std::vector<EntityId>& touched);
+  // Forgets an open step (the executor's events changed another way).
+  void forget_open_step() { continuable_ = nullptr; }
   // on_init of every entity of `instance`, in parallel; rethrows the failure
   // of the smallest key. Blocks.
   void initialize(ParallelInstance& instance);
@@ -141,10 +157,15 @@ class ParallelEngine {
   struct Worker;
   struct Batch;
   // run_steps() on `team` threads; `record`: tell the adaptive pool.
+  // `continued`: continue the open step (continue_step), these entities touched.
   void run_region(ParallelInstance* const* instances, const StepWindow* windows, StepStats* stats,
-                  std::exception_ptr* failures, std::size_t count, unsigned team, bool record);
+                  std::exception_ptr* failures, std::size_t count, unsigned team, bool record,
+                  const std::vector<EntityId>* continued = nullptr);
   void worker_step(unsigned w, Batch& batch);
   void begin_slice(Worker& me, Batch& batch);
+  // continue_step's begin phase: the touched entities of my slice into my
+  // calendars, and the last round's notices.
+  void continue_slice(Worker& me, Batch& batch);
   // Fills me.ready with my entities that have an event below their
   // instance's horizon, in id order, and starts my LB; returns how many.
   std::size_t list_ready(Worker& me, Batch& batch);
@@ -160,7 +181,8 @@ class ParallelEngine {
   void end_round(Batch& batch);
   // Moves boundary_ into `timing` (wall, waits, boundary_nanos).
   void add_boundary(StepTiming& timing);
-  void prepare(Batch& batch);
+  // `continuing`: keep the outboxes' notices (continue_step).
+  void prepare(Batch& batch, bool continuing);
 
   ThreadPool pool_;
   RoundBarrier barrier_;
@@ -185,6 +207,8 @@ class ParallelEngine {
   // Counts barriers (the begin phase's and every round's): its parity picks
   // the outbox a round's wake notices go to.
   std::uint32_t round_ = 0;
+  // The instance whose step the last region left open (can_continue), if any.
+  const ParallelInstance* continuable_ = nullptr;
   // Nodes in the pools' blocks during run_steps (the memory guard; see
   // Worker::count_new_block).
   alignas(64) std::atomic<std::uint64_t> nodes_{0};

@@ -51,6 +51,7 @@ void ParallelExecutor::insert(const Event& event) {
   instance_.publish_top(event.target);
   one_thread_.queues_changed();
   queues_released_ = false;
+  touched_.push_back(event.target);  // for the next decision window (run_step)
 }
 
 namespace {
@@ -67,6 +68,7 @@ void ParallelExecutor::insert_all(const Event* events, std::size_t n) {
   // Entity by entity (a counting sort on the target, stable): each queue's
   // lines are loaded once, not once per event in key order across all of
   // them (a load of PCS 128x128 took ~65 ms that way).
+  engine_->forget_open_step();
   if (n >= kRelinkAtLeast) engine_->relink_idle_nodes();
   const EntityId entities = instance_.num_entities;
   std::vector<std::size_t> start(static_cast<std::size_t>(entities) + 1, 0);
@@ -93,6 +95,7 @@ void ParallelExecutor::insert_all(const Event* events, std::size_t n) {
 }
 
 void ParallelExecutor::clear() {
+  engine_->forget_open_step();
   // Both keep their buffers for the events a reset brings back.
   for (EntityId e = 0; e < instance_.num_entities; ++e) {
     instance_.queues[e].clear(engine_->caller_pool());
@@ -114,6 +117,7 @@ void ParallelExecutor::release_storage() {
 }
 
 void ParallelExecutor::initialize() {
+  engine_->forget_open_step();
   if (engine_->next_step_runs_serial_loop()) {
     // On the caller alone, as the step will run: no worker wakes for it.
     one_thread_.initialize();
@@ -179,6 +183,8 @@ bool ParallelExecutor::initialize_one_at_a_time() {
 }
 
 void ParallelExecutor::run_serial_step(const StepWindow& window, StepStats& stats) {
+  engine_->forget_open_step();  // the loop changes the queues behind the calendars
+  touched_.clear();
   ran_serial_loop_ = true;
   calendar_released_ = false;
   stats.threads = 1;
@@ -212,6 +218,7 @@ void ParallelExecutor::before_rounds(const StepWindow& window) {
   // ~100 steps). (Only envs of up to ParallelEngine::kSerialLoopMaxNodes
   // events run the loop after a shed; at that moment both layouts are in
   // memory, below that bound.)
+  touched_.clear();  // a full begin read follows
   const bool probe = ran_serial_loop_;
   ran_serial_loop_ = false;
   queues_released_ = false;
@@ -243,9 +250,20 @@ void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
     if (failure) std::rethrow_exception(failure);
     return;
   }
+  std::exception_ptr failure;
+  // Not while the serial loop's calendar holds events: a probe after
+  // serial-loop steps hands over only those of its own window
+  // (before_rounds), and the queues must hold the rest before rounds go on.
+  if (window.continues_step && one_thread_.size() == 0 && engine_->can_continue(instance_)) {
+    // The step's next decision window: the engine still knows every pending
+    // event up to the step's end but those inserted since (touched_).
+    engine_->continue_step(instance_, window, stats, failure, touched_);
+    touched_.clear();
+    if (failure) std::rethrow_exception(failure);
+    return;
+  }
   before_rounds(window);
   ParallelInstance* self = &instance_;
-  std::exception_ptr failure;
   engine_->run_steps(&self, &window, &stats, &failure, 1);
   if (failure) std::rethrow_exception(failure);
 }

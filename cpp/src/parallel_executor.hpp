@@ -67,6 +67,7 @@ class ParallelExecutor final : public Executor {
   // The engine this env runs on (tests reach the adaptive pool through it).
   ParallelEngine& engine() { return *engine_; }
   void release_threads() override { engine_->release_threads(); }
+  void start_on_one_thread(const std::string& why) override { engine_->start_on_one_thread(why); }
   void bind(Dispatcher& dispatcher) override;
   void clear() override;
   void release_storage() override;
@@ -129,6 +130,10 @@ class ParallelExecutor final : public Executor {
   // kind, an insert, initialize()).
   bool queues_released_ = false;
   bool calendar_released_ = false;
+  // The targets of insert() since the last step: the next decision window
+  // of an open step (ParallelEngine::continue_step) puts them in the
+  // calendars instead of reading every queue.
+  std::vector<EntityId> touched_;
 };
 
 // The vector env's runner for "parallel": every instance on one shared
@@ -141,6 +146,7 @@ class ParallelBatchRunner final : public BatchRunner {
                  std::exception_ptr* failures, std::size_t count) override;
   void prewake() override { engine_->prewake(); }  // one pool for the whole batch
   void release_threads() override { engine_->release_threads(); }
+  void start_on_one_thread(const std::string& why) override { engine_->start_on_one_thread(why); }
 
  private:
   std::shared_ptr<ParallelEngine> engine_;

@@ -46,6 +46,11 @@ void VectorSimulation::prewake() {
   runner_->prewake();
 }
 
+void VectorSimulation::start_on_one_thread(const std::string& why) {
+  repair_if_torn();
+  runner_->start_on_one_thread(why);
+}
+
 void VectorSimulation::release_threads() {
   repair_if_torn();
   runner_->release_threads();

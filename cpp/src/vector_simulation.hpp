@@ -78,6 +78,9 @@ class VectorSimulation {
   void prewake();
   // Joins every worker thread (close()); the next step starts fresh ones.
   void release_threads();
+  // The next batch steps run on one thread until a probe pays
+  // (Executor::start_on_one_thread).
+  void start_on_one_thread(const std::string& why);
 
   // Points instance i's outputs at rows [i * num_agents, (i+1) * num_agents)
   // of the batch buffers.

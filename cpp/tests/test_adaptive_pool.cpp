@@ -21,6 +21,10 @@
 //     decision); back on two threads it runs in rounds again. An env with
 //     too many events to move (ParallelEngine::kSerialLoopMaxNodes, lowered
 //     for the test) stays in rounds on one thread once confirmed.
+//  Started reduced (a pool chosen on busy CPUs): one thread and the serial
+//     loop from the first step, probes skipped while busy, a clean probe
+//     once quiet restores the pool; no effect on a pool of one or with
+//     adaptation off.
 //  3. The same on a vector env (one shared engine, ParallelBatchRunner): every
 //     instance steps in rounds on one thread once shed, and runs its serial
 //     loop once a probe confirmed the shed, each equal to a serial env.
@@ -350,6 +354,39 @@ void test_busy_probes() {
         "StepClock measures CPU and wall time");
 }
 
+void test_started_reduced() {
+  using seer::AdaptivePool;
+  AdaptivePool pool(2);
+  pool.start_reduced("chosen while the CPUs were busy (CPU pressure 60%)");
+  CHECK(pool.threads() == 1 && pool.next_threads() == 1 && pool.reduction_confirmed(),
+        "starts on one thread, confirmed (the serial loop)");
+  CHECK(pool.reason().find("chosen while the CPUs were busy (CPU pressure 60%)") == 0,
+        "reason starts with why: " + pool.reason());
+  const seer::StepTiming busy = serial_step(1000000, 600000);
+  const seer::StepTiming quiet = serial_step(1000000, 990000);
+  for (unsigned i = 0; i < 4 * AdaptivePool::kFirstProbeInterval; ++i) {
+    CHECK(pool.next_threads() == 1, "no probe while busy (step " + std::to_string(i) + ")");
+    pool.record(busy);
+  }
+  CHECK(pool.skipped_probes() >= 1, "busy steps skip probes");
+  unsigned until_probe = 0;
+  while (pool.next_threads() == 1 && until_probe < 100) {
+    pool.record(quiet);
+    ++until_probe;
+  }
+  CHECK(until_probe <= AdaptivePool::kFirstProbeInterval + 1,
+        "quiet: a probe came in " + std::to_string(until_probe) + " steps");
+  pool.record(clean_step(2));
+  CHECK(pool.threads() == 2 && !pool.reduction_confirmed(), "a clean probe restores the pool");
+  AdaptivePool one(1);
+  one.start_reduced("busy");
+  CHECK(one.threads() == 1 && !one.reduction_confirmed(), "a pool of one: nothing to reduce");
+  AdaptivePool off(2);
+  off.set_enabled(false);
+  off.start_reduced("busy");
+  CHECK(off.threads() == 2 && off.next_threads() == 2, "adaptation off: every thread");
+}
+
 // many_events: the env counts as too large to move its events into the
 // serial loop's calendar (ParallelEngine::kSerialLoopMaxNodes, lowered to 0
 // here): a confirmed shed then stays in rounds on one thread.
@@ -579,6 +616,7 @@ int main() {
   test_rule();
   test_speed_rules();
   test_busy_probes();
+  test_started_reduced();
   test_engine(false);
   test_engine(true);
   test_boundary_waits();

@@ -18,10 +18,12 @@ It answers in this order:
    best upper-quartile step on a quiet machine. A decision measured under
    contention is stored as provisional only, and is scored by each
    candidate's fastest step instead: what a size does when the load lets it.
-   Its downside under load is the adaptive pool's job at run time (it sheds
-   to one thread within a step or two, runs the serial loop once a probe
-   confirms the load, and probes back), while a
-   one-thread choice could never use the cores the load leaves free. More
+   Such a pool starts on one thread (``start_on_one_thread`` in the report:
+   the serial loop, as after a shed the load confirmed) and its adaptive pool
+   probes more threads now and then, skipping probes while one-thread steps
+   lose their core: so a busy machine pays about a serial step's CPU time,
+   while a one-thread choice could never use the cores the load leaves free
+   once it goes. More
    threads than the fastest needs are taken only where the static model
    predicts that some pool pays on free cores (not for a tiny env).
 
@@ -154,7 +156,7 @@ def choose(
         kept = _revalidated(cached, rivals, memo, model, config, event_budget, num_envs, signal)
         if kept is not None:
             kept.report["cache"] = dict(cache_info, **kept.report["cache"])
-            return kept
+            return _starting_on_one_thread(kept, now)
         duel_info = cached.report["cache"]
 
     decision = _preflight(
@@ -173,4 +175,28 @@ def choose(
     else:
         stored["status"] = f"miss, {stored['status']}"
     decision.report["cache"] = dict(cache_info, **stored)
+    return _starting_on_one_thread(decision, now)
+
+
+def _starting_on_one_thread(decision: Decision, now: load.Contention) -> Decision:
+    """Marks a pool chosen or reused while the CPUs were busy to start on one thread.
+
+    Sets ``report["start_on_one_thread"]`` (the reason, which the env hands to
+    ``Simulation.start_on_one_thread``) when the decision runs the parallel
+    executor on more than one thread and its preflight was contended, or the
+    machine is contended now. Beside busy processes such a pool's first steps
+    stall, then run in rounds on one thread (~1.3x a serial step) until a
+    probe confirms the load; starting as after that probe costs a serial
+    step, and the probes still find the cores when the load goes.
+    """
+    if decision.executor != "parallel" or decision.num_threads < 2:
+        return decision
+    measured = decision.report.get("load") or {}
+    if measured.get("contended"):
+        why = "; ".join(measured.get("reasons") or ()) or "contended"
+    elif now.contended:
+        why = now.summary()
+    else:
+        return decision
+    decision.report["start_on_one_thread"] = f"chosen while the CPUs were busy ({why})"
     return decision

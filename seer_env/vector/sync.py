@@ -153,6 +153,8 @@ class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping,
         # The batch first: it checks that num_envs instances fit in memory before
         # anything big exists (the batched spaces hold two arrays of every row).
         self.sim = self._new_simulation(_memory_instances)
+        if self.stpa_report and "start_on_one_thread" in self.stpa_report:  # busy CPUs
+            self.sim.start_on_one_thread(self.stpa_report["start_on_one_thread"])
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._call = OneCall()

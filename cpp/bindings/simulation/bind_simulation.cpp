@@ -255,6 +255,15 @@ void bind_simulation(py::module_& m) {
            "Test hook (parallel executor): worker `worker` sleeps this long at the start of "
            "every round, as if it had lost its core (0: off), so that the adaptive pool sheds "
            "threads (tests, bench.memory's shed rows).")
+      .def("start_on_one_thread",
+           [](PySimulation& self, const std::string& why) {
+             BusyGuard guard(self.busy, "start_on_one_thread");
+             self.sim->executor().start_on_one_thread(why);
+           },
+           py::arg("why"),
+           "The next steps run on one thread (the serial loop) until a probe of more threads "
+           "runs clean, as after a confirmed shed (`why` starts the thread decision). For a "
+           "pool size chosen while the CPUs were busy; no effect on other executors.")
       .def("prewake",
            [](PySimulation& self) {
              // Busy: a step is running, its workers are awake anyway.

@@ -300,6 +300,16 @@ void bind_vector(py::module_& m) {
              self.vec->release_threads();
            },
            "Join the worker threads now (close()); the next step starts fresh ones.")
+      .def("start_on_one_thread",
+           [](PyVectorSimulation& self, const std::string& why) {
+             require_no_step_in_flight(self);
+             BusyGuard guard(self.busy, "start_on_one_thread");
+             self.vec->start_on_one_thread(why);
+           },
+           py::arg("why"),
+           "The next batch steps run on one thread (the serial loop) until a probe of more "
+           "threads runs clean, as after a confirmed shed (`why` starts the thread decision). "
+           "For a pool size chosen while the CPUs were busy; no effect on other executors.")
       .def("prewake",
            [](PyVectorSimulation& self) {
              if (idle_under_gil(self.busy)) self.vec->prewake();
