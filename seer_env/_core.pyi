@@ -436,6 +436,11 @@ class DictBridge:
         """
         (obs, rewards, terminations, truncations, infos) dicts keyed by live, and the agents left.
         """
+    @property
+    def index(self) -> dict:
+        """
+        agent name -> row: the bridge's own dict, shared (do not change it).
+        """
 class HandlerContext:
     """
     What a PythonModel handler may do: the runtime's Context.

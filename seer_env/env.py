@@ -28,6 +28,7 @@ from seer_env.models.python_model import PythonModel
 from seer_env.neighbours import NeighbourRule
 from seer_env.options import DEFAULT_CHECK_STEPS, option_names, resolve_options
 from seer_env.seeding import episode_seed
+from seer_env.shared_spaces import SharedSpaces
 from seer_env.snapshot import Snapshot, episode_fields, require_same_env
 from seer_env.validation import validate_int, validate_reset_options, validate_seed
 
@@ -188,7 +189,6 @@ class SeerParallelEnv(ParallelEnv):
                 "env (a model becomes an env by declaring agents)"
             )
         self.possible_agents = [f"{spec['agent_prefix']}_{i}" for i in range(spec["num_agents"])]
-        self._agent_index = {a: i for i, a in enumerate(self.possible_agents)}
         # One space object shared by every agent: the same object on every call,
         # and identical spaces as SuperSuit requires.
         obs_box = spaces.Box(
@@ -206,8 +206,7 @@ class SeerParallelEnv(ParallelEnv):
             act_space: spaces.Space = spaces.Discrete(act["n"])
         else:
             act_space = spaces.Box(act["low"], act["high"], (act["dim"],), dtype=np.float32)
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self._obs_space, self._act_space = obs_space, act_space
         self.state_space = spaces.Box(
             spec["state_low"], spec["state_high"], (spec["state_dim"],), dtype=np.float32
         )
@@ -215,10 +214,22 @@ class SeerParallelEnv(ParallelEnv):
         self._actions = ActionChecker(act)
         self._discrete = self._actions.discrete
         self._dicts = self._new_dict_bridge()
+        self._share_agent_tables()
         # True while the bridge builds a step's dicts from the runtime's
         # buffers: releasing a value the caller left in an old dict may run
         # its __del__, which must not step or reset this env meanwhile.
         self._building_outputs = False
+
+    def _share_agent_tables(self) -> None:
+        """The per-agent tables, one entry per agent held once (PCS 256x256: 65,536 agents).
+
+        ``_agent_index`` (name -> row) is the dict bridge's own dict, and
+        ``observation_spaces`` / ``action_spaces`` map every agent to the one
+        shared space without an entry each (``SharedSpaces``).
+        """
+        self._agent_index = self._dicts.index
+        self.observation_spaces = SharedSpaces(self._agent_index, self._obs_space)
+        self.action_spaces = SharedSpaces(self._agent_index, self._act_space)
 
     def _new_dict_bridge(self) -> _core.DictBridge:
         """The C++ side of the dict API: per-agent dicts built in one call each."""
@@ -712,6 +723,8 @@ class SeerParallelEnv(ParallelEnv):
         state = self.__dict__.copy()
         sim = state.pop("sim")
         del state["_dicts"]  # a C++ object: rebuilt on load
+        for shared in ("_agent_index", "observation_spaces", "action_spaces"):
+            del state[shared]  # _share_agent_tables() on load
         state["_snapshot"] = snapshot
         state["_checked_steps_left"] = sim.checked_steps_left
         return state
@@ -722,6 +735,7 @@ class SeerParallelEnv(ParallelEnv):
         self.__dict__.update(state)
         self._building_outputs = False
         self._dicts = self._new_dict_bridge()
+        self._share_agent_tables()
         self.sim = self._new_simulation()
         self._generation = self.sim.generation
         self.sim.check_next_steps(checked_steps_left)

@@ -9,8 +9,9 @@
 // (decision_steps.cpp).
 //
 // Slot `a` is written only by the thread that runs a's handlers (the
-// event-locality contract), so the board needs no lock; the count is the
-// one shared word, touched once per request.
+// event-locality contract), so the board needs no lock; the count and the
+// list of agents that asked are the shared words, touched once per request
+// (the list spares the Simulation a pass over every agent per window).
 #pragma once
 
 #include <atomic>
@@ -30,7 +31,9 @@ class DecisionBoard final : public DecisionSink {
     parked_.assign(agents, 0);
     since_.assign(agents, 0.0);
     held_.assign(agents, {});
+    asked_.assign(agents, 0);
     count_.store(0, std::memory_order_relaxed);
+    asked_count_.store(0, std::memory_order_relaxed);
   }
   void clear() { resize(static_cast<std::uint32_t>(parked_.size())); }
 
@@ -47,8 +50,23 @@ class DecisionBoard final : public DecisionSink {
     parked_[a] = 1;
     since_[a] = t;
     count_.fetch_add(1, std::memory_order_relaxed);
+    note_asked(a);
     return true;
   }
+  // The agents parked since the last forget_asked() (each at most once: an
+  // agent leaves the board only when answered, after the Simulation
+  // collected the requests), or every agent if more were noted than fit
+  // (the caller then filters with parked()). Between windows only.
+  template <class Fn>
+  void for_each_asked(Fn&& fn) const {
+    const std::uint32_t n = asked_count_.load(std::memory_order_relaxed);
+    if (n > asked_.size()) {
+      for (EntityId a = 0; a < agents(); ++a) fn(a);
+      return;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) fn(asked_[i]);
+  }
+  void forget_asked() { asked_count_.store(0, std::memory_order_relaxed); }
   void unpark(EntityId a) {
     parked_[a] = 0;
     count_.fetch_sub(1, std::memory_order_relaxed);
@@ -63,17 +81,28 @@ class DecisionBoard final : public DecisionSink {
   std::vector<Event> take_held(EntityId a) { return std::exchange(held_[a], {}); }
   // Restores a's record (load()).
   void restore(EntityId a, double since, std::vector<Event> held) {
-    if (parked_[a] == 0) count_.fetch_add(1, std::memory_order_relaxed);
+    if (parked_[a] == 0) {
+      count_.fetch_add(1, std::memory_order_relaxed);
+      note_asked(a);
+    }
     parked_[a] = 1;
     since_[a] = since;
     held_[a] = std::move(held);
   }
 
  private:
+  void note_asked(EntityId a) {
+    // relaxed: a slot per request; the region's end orders it for the reader.
+    const std::uint32_t i = asked_count_.fetch_add(1, std::memory_order_relaxed);
+    if (i < asked_.size()) asked_[i] = a;
+  }
+
   std::vector<std::uint8_t> parked_;
   std::vector<double> since_;
   std::vector<std::vector<Event>> held_;
   std::atomic<std::uint32_t> count_{0};
+  std::vector<EntityId> asked_;  // note_asked()'s slots, asked_count_ of them
+  std::atomic<std::uint32_t> asked_count_{0};
   bool holding_ = true;
 };
 

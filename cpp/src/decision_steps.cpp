@@ -189,11 +189,13 @@ void Simulation::collect_requests() {
   const DecisionBoard& board = dispatcher_.decisions();
   requests_.clear();
   std::uint64_t held = 0;
-  for (EntityId a = 0; a < board.agents(); ++a) {
-    if (!board.parked(a)) continue;
+  board.for_each_asked([&](EntityId a) {
+    if (!board.parked(a)) return;
     requests_.push_back({a, board.since(a)});
     held += board.held(a).size();
-  }
+  });
+  // Every collected agent is answered before it can ask again.
+  dispatcher_.decisions().forget_asked();
   sort_requests(requests_);
   // A held event was handed over but not handled: it counts when it runs.
   decision_.stats.events -= std::min(held, decision_.stats.events);
@@ -235,8 +237,11 @@ void Simulation::answer(const void* actions) {
       }
     });
   } else {
-    std::vector<std::vector<Event>> later(requests_.size());
-    std::vector<StepStats> stats(requests_.size());
+    std::vector<std::vector<Event>>& later = answer_later_;
+    std::vector<StepStats>& stats = answer_stats_;
+    if (later.size() < requests_.size()) later.resize(requests_.size());
+    for (std::size_t k = 0; k < requests_.size(); ++k) later[k].clear();
+    stats.assign(requests_.size(), StepStats{});
     const auto one = [&](std::size_t k) { answer_one(requests_[k], views[k], later[k], stats[k]); };
     if (step_checked_) {
       detecting_writes(dispatcher_, true, t, [&] {
@@ -252,7 +257,7 @@ void Simulation::answer(const void* actions) {
     for (std::size_t k = 0; k < requests_.size(); ++k) {
       decision_.stats.events += stats[k].events;
       decision_.stats.cross_events += stats[k].cross_events;
-      for (const Event& e : later[k]) executor_->insert(e);
+      executor_->insert_some(later[k].data(), later[k].size());
     }
   }
   requests_.clear();

@@ -84,6 +84,12 @@ class Executor {
   virtual void insert_all(const Event* events, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) insert(events[i]);
   }
+  // insert() of every event of events[0, n) between two windows of a step
+  // (a decision's answers): unlike insert_all, what the executor knows of
+  // the other pending events stays valid.
+  virtual void insert_some(const Event* events, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) insert(events[i]);
+  }
   // Appends every pending event, in no particular order.
   virtual void collect_pending(std::vector<Event>& out) const = 0;
   // Appends a pointer to every pending event where the executor holds it

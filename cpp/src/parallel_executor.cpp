@@ -40,18 +40,25 @@ std::string ParallelExecutor::thread_decision() const {
   return engine_->adaptive().reason();
 }
 
-void ParallelExecutor::insert(const Event& event) {
+void ParallelExecutor::insert(const Event& event) { insert_some(&event, 1); }
+
+void ParallelExecutor::insert_some(const Event* events, std::size_t n) {
+  if (n == 0) return;
   // Where the next step looks first.
   if (engine_->next_step_runs_serial_loop()) {
-    one_thread_.insert(event);
+    for (std::size_t i = 0; i < n; ++i) one_thread_.insert(events[i]);
     calendar_released_ = false;
     return;
   }
-  instance_.queues[event.target].push_local(event, engine_->caller_pool());
-  instance_.publish_top(event.target);
+  NodePool& pool = engine_->caller_pool();
+  for (std::size_t i = 0; i < n; ++i) {
+    const EntityId target = events[i].target;
+    instance_.queues[target].push_local(events[i], pool);
+    instance_.publish_top(target);
+    touched_.push_back(target);  // for the next decision window (run_step)
+  }
   one_thread_.queues_changed();
   queues_released_ = false;
-  touched_.push_back(event.target);  // for the next decision window (run_step)
 }
 
 namespace {

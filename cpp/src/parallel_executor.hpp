@@ -76,6 +76,8 @@ class ParallelExecutor final : public Executor {
   void collect_pending(std::vector<Event>& out) const override;
   bool pending_in_place(std::vector<const Event*>& out) const override;
   void insert_all(const Event* events, std::size_t n) override;
+  // One check of where the events go, then insert()'s work for each.
+  void insert_some(const Event* events, std::size_t n) override;
   std::size_t pending_count() const override;
   void run_step(const StepWindow& window, StepStats& stats) override;
   // A checked step, one handler at a time on the caller, where the events

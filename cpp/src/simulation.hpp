@@ -292,6 +292,10 @@ class Simulation {
   std::unique_ptr<Executor> stand_in_;    // serial, for checked steps (made on first use)
   DecisionClock decision_;
   std::vector<DecisionRequest> requests_;
+  // answer()'s scratch, kept between calls: each answered agent's events
+  // for later (or for others), and what its run handled.
+  std::vector<std::vector<Event>> answer_later_;
+  std::vector<StepStats> answer_stats_;
   Outputs out_;  // where boundary outputs go: obs_ and the rest, or a vector env's batch rows
   std::vector<float> obs_;
   std::vector<double> rewards_;

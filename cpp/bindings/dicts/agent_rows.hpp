@@ -32,6 +32,9 @@ class AgentRows {
   }
 
   std::size_t size() const { return num_agents_; }
+  // agent name -> row, the dict this object looks names up in (the env
+  // shares it instead of holding a second one of every agent).
+  const pybind11::dict& index() const { return index_; }
 
   // None when `live` is possible_agents itself, in order (the same name
   // objects: no hashing), else the row of each live agent, int64 in live's

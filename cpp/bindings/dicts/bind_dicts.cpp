@@ -72,6 +72,9 @@ class DictBridge {
   // None when `live` is possible_agents in order, else each live agent's row.
   py::object live_rows(const py::list& live) const { return agents_.live_rows(live); }
 
+  // agent name -> row (shared, not a copy: the caller must not change it).
+  py::dict index() const { return agents_.index(); }
+
   // The five step dicts keyed by `live` (in its order) and the agents left.
   // Objects the caller let go of are refilled (output_recycling.hpp).
   py::tuple step_outputs(const py::list& live, const py::array& obs, const py::array& rewards,
@@ -502,6 +505,8 @@ void bind_dicts(py::module_& m) {
            py::arg("act_n"), py::arg("low"), py::arg("high"))
       .def("actions", &DictBridge::actions, py::arg("actions"), py::arg("live"),
            "(actions, alive or None) from a well-formed action dict, else None.")
+      .def_property_readonly("index", &DictBridge::index,
+                             "agent name -> row: the bridge's own dict, shared (do not change it).")
       .def("live_rows", &DictBridge::live_rows, py::arg("live"),
            "None when live is possible_agents in order, else each live agent's row (int64); "
            "ValueError for a name twice or one that is no agent's.")
