@@ -199,11 +199,19 @@ void Simulation::collect_requests() {
   sort_requests(requests_);
   // A held event was handed over but not handled: it counts when it runs.
   decision_.stats.events -= std::min(held, decision_.stats.events);
+  // Each asking agent's observation (and mask, spec().action_mask): rows of
+  // their own, read-only model calls, so many of them go to the pool.
   const std::size_t obs_dim = spec().obs_dim;
-  for (const DecisionRequest& r : requests_) {
-    model_->observe(r.agent, out_.observations + static_cast<std::size_t>(r.agent) * obs_dim);
+  const auto observe = [&](std::size_t k) {
+    const EntityId a = requests_[k].agent;
+    model_->observe(a, out_.observations + static_cast<std::size_t>(a) * obs_dim);
+    if (out_.action_masks != nullptr) write_masks(a, a + 1);
+  };
+  if (requests_.size() >= kAnswersOnThePool) {
+    executor_->parallel_for(requests_.size(), observe);
+  } else {
+    for (std::size_t k = 0; k < requests_.size(); ++k) observe(k);
   }
-  write_request_masks();  // spec().action_mask: the asking agents' masks
 }
 
 void Simulation::answer(const void* actions) {

@@ -334,11 +334,6 @@ void Simulation::write_masks(EntityId begin, EntityId end) {
   }
 }
 
-void Simulation::write_request_masks() {
-  if (out_.action_masks == nullptr) return;
-  for (const DecisionRequest& r : requests_) write_masks(r.agent, r.agent + 1);
-}
-
 void Simulation::check_action_masks(const void* actions, const std::uint8_t* alive) const {
   const ModelSpec& s = spec();
   if (out_.action_masks == nullptr || actions == nullptr) return;

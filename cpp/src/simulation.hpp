@@ -214,8 +214,6 @@ class Simulation {
   void boundary();
   // Model::action_mask of agents [begin, end) into out_.action_masks, as 0/1.
   void write_masks(EntityId begin, EntityId end);
-  // The masks of the agents in requests_ (decisions: when collected).
-  void write_request_masks();
   // -- Event-driven decisions (decision_steps.cpp).
   void require_decisions(const char* what) const;
   void open_decision_step();
