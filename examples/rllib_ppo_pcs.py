@@ -3,6 +3,7 @@
     python examples/rllib_ppo_pcs.py                       # 2 runners, ~2 s per iteration
     python examples/rllib_ppo_pcs.py --env-runners 0       # sample in the driver
     python examples/rllib_ppo_pcs.py --env aircraft_v0 --num-uavs 8 --max-cycles 40
+    python examples/rllib_ppo_pcs.py --env pcs_admission_v0   # cells act when calls arrive
     python examples/rllib_ppo_pcs.py --address auto --env-runners 8   # on a Ray cluster
 
 Batches count **agent steps** here (``count_steps_by="agent_steps"``): one

@@ -3,6 +3,7 @@
 import argparse
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,19 @@ def test_rllib_example_trains_and_prints_returns(capsys):
     assert "episode_return_mean" in out and "agent steps/s" in out
     # 1 CPU reserved per runner: a 1-thread budget, so STPA runs each env serially
     assert out.count("1 CPU(s) reserved, budget 1 thread(s), env pool serial x1") == 2
+
+
+def test_rllib_example_trains_agents_that_act_when_their_events_ask(capsys):
+    pytest.importorskip("ray.rllib")
+    args = ["--env", "pcs_admission_v0", "--env-runners", "0", "--iterations", "2"]
+    returns = load("rllib_ppo_pcs").main([*args, "--batch", "256", "--max-cycles", "4"])
+    assert len(returns) == 2 and all(math.isfinite(r) for r in returns)
+    out = capsys.readouterr().out
+    # An env step is a return to the policy: the cells that must act then,
+    # not all 16 of the 4x4 grid as in a lockstep env.
+    steps = [tuple(map(int, m)) for m in re.findall(r"agent steps (\d+) \((\d+) env steps\)", out)]
+    assert len(steps) == 2
+    assert all(agent_steps < 16 * env_steps for agent_steps, env_steps in steps)
 
 
 def test_rllib_example_batch_arguments(capsys):
