@@ -265,8 +265,8 @@ void Simulation::answer(const void* actions) {
     for (std::size_t k = 0; k < requests_.size(); ++k) {
       decision_.stats.events += stats[k].events;
       decision_.stats.cross_events += stats[k].cross_events;
-      executor_->insert_some(later[k].data(), later[k].size());
     }
+    executor_->insert_lists(later.data(), requests_.size());
   }
   requests_.clear();
   if (board.waiting() != 0) {

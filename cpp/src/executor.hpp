@@ -90,6 +90,12 @@ class Executor {
   virtual void insert_some(const Event* events, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) insert(events[i]);
   }
+  // insert_some() of each list of lists[0, count), in order (a window's
+  // answers: one list per answered agent); an executor may spread the work
+  // over its threads.
+  virtual void insert_lists(const std::vector<Event>* lists, std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k) insert_some(lists[k].data(), lists[k].size());
+  }
   // Appends every pending event, in no particular order.
   virtual void collect_pending(std::vector<Event>& out) const = 0;
   // Appends a pointer to every pending event where the executor holds it

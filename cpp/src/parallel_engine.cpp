@@ -125,6 +125,7 @@ struct alignas(64) ParallelEngine::Worker final : EventSink {
   std::vector<PerInstance> per;
   std::vector<EntityId> ready;         // list scratch (global ids)
   std::vector<std::uint8_t> visited;   // steal scratch: lists drained this round
+  std::vector<EntityId> inserted;      // insert_lists scratch: the targets I pushed to
   // Waiting, for the adaptive pool; measured only when a step has several
   // threads (timed).
   bool timed = false;
@@ -811,6 +812,47 @@ void ParallelEngine::initialize(ParallelInstance& inst) {
     }
   });
   inst.rethrow_failure();
+}
+
+void ParallelEngine::insert_lists(ParallelInstance& inst, const std::vector<Event>* lists,
+                                  std::size_t count, std::vector<EntityId>& touched) {
+  // As parallel_for: one thread while the adaptive pool runs on one.
+  const unsigned team = std::max(1u, adaptive_.threads());
+  const std::uint64_t n = inst.num_entities;
+  std::exception_ptr failure;
+  std::mutex mutex;
+  const auto work = [&](unsigned w) {
+    if (w >= team) return;
+    Worker& me = workers_[w];
+    me.inserted.clear();
+    // My targets only: their queues are mine for this region, so the
+    // owner-private push (from my own node pool) is safe; each target's
+    // events go in in the lists' order, as one thread would push them.
+    const auto lo = static_cast<EntityId>(n * w / team);
+    const auto hi = static_cast<EntityId>(n * (w + 1) / team);
+    try {
+      for (std::size_t k = 0; k < count; ++k) {
+        for (const Event& event : lists[k]) {
+          if (event.target < lo || event.target >= hi) continue;
+          inst.queues[event.target].push_local(event, me.pool);
+          inst.publish_top(event.target);
+          me.inserted.push_back(event.target);
+        }
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  };
+  if (team == 1) {
+    work(0);
+  } else {
+    pool_.run([&](unsigned w) { work(w); });
+  }
+  for (unsigned w = 0; w < team; ++w) {
+    touched.insert(touched.end(), workers_[w].inserted.begin(), workers_[w].inserted.end());
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void ParallelEngine::parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {

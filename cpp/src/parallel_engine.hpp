@@ -126,6 +126,13 @@ class ParallelEngine {
   // on_init of every entity of `instance`, in parallel; rethrows the failure
   // of the smallest key. Blocks.
   void initialize(ParallelInstance& instance);
+  // Pushes every event of lists[0, count) into `instance`'s queues on the
+  // pool, each thread the targets of its slice (with its own node pool), and
+  // appends the targets to `touched`; the order of a target's events is the
+  // lists' order. Between regions only; rethrows the first exception (an
+  // allocation failure: the events pushed so far stay). Blocks.
+  void insert_lists(ParallelInstance& instance, const std::vector<Event>* lists,
+                    std::size_t count, std::vector<EntityId>& touched);
   // fn(i) for i in [0, n) on the pool; rethrows the first exception. Blocks.
   void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
   // Node pool of the calling thread outside a parallel region (worker 0's).

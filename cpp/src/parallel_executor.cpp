@@ -62,6 +62,25 @@ void ParallelExecutor::insert_some(const Event* events, std::size_t n) {
 }
 
 namespace {
+// Fewer events than this are inserted on the caller: waking the pool costs
+// more than pushing them (a few hundred nanoseconds each).
+constexpr std::size_t kInsertOnThePoolAtLeast = 256;
+}  // namespace
+
+void ParallelExecutor::insert_lists(const std::vector<Event>* lists, std::size_t count) {
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < count; ++k) total += lists[k].size();
+  if (total < kInsertOnThePoolAtLeast || engine_->next_step_runs_serial_loop() ||
+      engine_->adaptive().threads() == 1) {
+    Executor::insert_lists(lists, count);
+    return;
+  }
+  engine_->insert_lists(instance_, lists, count, touched_);
+  one_thread_.queues_changed();
+  queues_released_ = false;
+}
+
+namespace {
 // A load of fewer events than this takes the free list as it is (relinking
 // walks every node of the pools).
 constexpr std::size_t kRelinkAtLeast = 4096;

@@ -78,6 +78,8 @@ class ParallelExecutor final : public Executor {
   void insert_all(const Event* events, std::size_t n) override;
   // One check of where the events go, then insert()'s work for each.
   void insert_some(const Event* events, std::size_t n) override;
+  // Many events into the queues: on the pool (ParallelEngine::insert_lists).
+  void insert_lists(const std::vector<Event>* lists, std::size_t count) override;
   std::size_t pending_count() const override;
   void run_step(const StepWindow& window, StepStats& stats) override;
   // A checked step, one handler at a time on the caller, where the events

@@ -2,8 +2,8 @@
 // it (ParallelEngine::continue_step) without the begin read of every
 // entity's queue, and give the serial executor's bytes.
 //
-// pcs_admission 16x16 on parallel/2 (adaptive pool off, so both threads stay)
-// against the serial executor, every arrival admitted, 6 steps: the digests
+// pcs_admission 16x16 and 64x64 on parallel/2 (adaptive pool off, so both
+// threads stay) against the serial executor, every arrival admitted: the digests
 // after every step are equal, and the queue lines read per step stay far
 // below one read of every queue per window (what a begin read per window
 // costs). Then the same with the adaptive pool on and worker 1 stalled for
@@ -28,16 +28,16 @@
 
 namespace {
 
-const std::map<std::string, double> kConfig = {{"width", 16}, {"height", 16}};
+std::map<std::string, double> grid(int side) { return {{"width", side}, {"height", side}}; }
 
 std::unique_ptr<seer::Simulation> make(const std::string& executor, unsigned threads,
-                                       bool adaptive = false) {
+                                       bool adaptive = false, int side = 16) {
   seer::SimulationOptions options;
   options.executor = executor;
   options.num_threads = threads;
   options.decisions = seer::DecisionMode::kWindows;
   auto sim = std::make_unique<seer::Simulation>(
-      seer::make_model("pcs_admission", seer::Config(kConfig)), options);
+      seer::make_model("pcs_admission", seer::Config(grid(side))), options);
   if (auto* parallel = dynamic_cast<seer::ParallelExecutor*>(&sim->executor())) {
     parallel->engine().set_adaptive(adaptive);  // off: both threads, whatever the machine does
   }
@@ -59,13 +59,15 @@ std::uint64_t finish_step(seer::Simulation& sim) {
   }
 }
 
-void test_same_bytes_and_no_begin_read_per_window() {
-  auto serial = make("serial", 1);
-  auto parallel = make("parallel", 2);
+// side 64: windows of hundreds of requests, whose answers' events go into
+// the queues on the pool (ParallelExecutor::insert_lists).
+void test_same_bytes_and_no_begin_read_per_window(int side, int steps) {
+  auto serial = make("serial", 1, false, side);
+  auto parallel = make("parallel", 2, false, side);
   serial->reset(7);
   parallel->reset(7);
   const std::uint64_t entities = parallel->spec().num_entities;
-  for (int step = 0; step < 6; ++step) {
+  for (int step = 0; step < steps; ++step) {
     finish_step(*serial);
     const std::uint64_t windows = finish_step(*parallel);
     CHECK(serial->digest() == parallel->digest(), "digest after step " + std::to_string(step));
@@ -103,7 +105,8 @@ void test_sheds_and_probes_between_windows() {
 
 int main() {
   seer::register_builtin_models();
-  test_same_bytes_and_no_begin_read_per_window();
+  test_same_bytes_and_no_begin_read_per_window(16, 6);
+  test_same_bytes_and_no_begin_read_per_window(64, 12);
   test_sheds_and_probes_between_windows();
   return check::report("test_decision_windows");
 }
