@@ -459,7 +459,8 @@ void ParallelEngine::run_region(ParallelInstance* const* instances, const StepWi
   }
   // A decision window that ended before its step: its calendars and the
   // last round's notices know every pending event up to the step's end.
-  if (record && count == 1 && failures[0] == nullptr && windows[0].known_until() > windows[0].t_end) {
+  if (record && count == 1 && failures[0] == nullptr &&
+      windows[0].known_until() > windows[0].t_end) {
     continuable_ = instances[0];
   }
 }
