@@ -14,7 +14,7 @@ return per cell and episode (96 hourly steps), on the evaluation seeds
   reward what accrued until the cell's next decision (the env returns it
   so), GAE along each cell's decisions.
 
-    python -m training.admission                   # 3 seeds, the table and JSON
+    python -m training.admission                   # 3 seeds, the table, JSON and PNG
     python -m training.admission --quick           # a smoke run
 """
 
@@ -44,7 +44,7 @@ class AdmissionConfig:
     width: int = 8
     height: int = 8
     max_cycles: int = 96
-    updates: int = 80
+    updates: int = 160
     epochs: int = 4
     minibatches: int = 8
     lr: float = 3e-3
@@ -212,6 +212,29 @@ def greedy(agent):
     return policy
 
 
+def plot(result: dict, path: str) -> None:
+    """The learning curves (episode return per update, one line per seed) beside the rules."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for run in result["ppo"]:
+        returns = [row["episode_return"] for row in run["history"]]
+        ax.plot(range(1, len(returns) + 1), returns, label=f"PPO seed {run['seed']} (training)")
+    for name, scores in result["rules"].items():
+        ax.axhline(statistics.mean(scores), linestyle="--", color="grey")
+        ax.annotate(name, (1, statistics.mean(scores)), fontsize=8, va="bottom")
+    ax.set_xlabel("update (one 96-step episode of 8x8 cells)")
+    ax.set_ylabel("return per cell and episode")
+    ax.set_title("pcs_admission_v0: PPO on the decisions")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     """The command line (module docstring): the rules, PPO's seeds, the table and JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -253,18 +276,16 @@ def main(argv: list[str] | None = None) -> None:
         f"{statistics.mean(ppo):.1f} ± {sd:.1f} |"
     )
     print("\n".join(lines))
+    result = {
+        "config": asdict(cfg),
+        "eval_seeds": list(eval_seeds),
+        "rules": scores,
+        "guards": {str(g): v for g, v in guards.items()},
+        "ppo": [{k: v for k, v in t.items()} for t in trained],
+    }
     with open(args.json, "w") as f:
-        json.dump(
-            {
-                "config": asdict(cfg),
-                "eval_seeds": list(eval_seeds),
-                "rules": scores,
-                "guards": {str(g): v for g, v in guards.items()},
-                "ppo": [{k: v for k, v in t.items()} for t in trained],
-            },
-            f,
-            indent=1,
-        )
+        json.dump(result, f, indent=1)
+    plot(result, args.json.removesuffix(".json") + ".png")
 
 
 if __name__ == "__main__":

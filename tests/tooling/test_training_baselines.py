@@ -137,3 +137,20 @@ def test_quick_runs_of_both_trainers_merge_by_seed(tmp_path, capsys):
     row = (tmp_path / "results.txt").read_text().splitlines()[-1]
     assert "(2 seeds)" in row and row.startswith("| pcs_v1 | small |")
     assert (tmp_path / "pcs_v1_small.png").stat().st_size > 0
+
+
+def test_admission_task_runs_and_writes_its_table_json_and_curves(tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    import json
+
+    from training import admission
+
+    out = tmp_path / "admission.json"
+    admission.main(["--quick", "--json", str(out)])
+    result = json.loads(out.read_text())
+    rules = sorted(result["rules"])
+    assert len(rules) == 2 and rules[0] == "always admit" and rules[1].startswith("guard")
+    assert len(result["ppo"]) == 1 and len(result["ppo"][0]["history"]) == 2
+    assert (tmp_path / "admission.png").stat().st_size > 0
+    assert "PPO greedy" in capsys.readouterr().out
