@@ -132,8 +132,17 @@ def test_rllib_example_trains_and_prints_returns(capsys):
 
 def test_rllib_example_trains_agents_that_act_when_their_events_ask(capsys):
     pytest.importorskip("ray.rllib")
+    from gymnasium.envs.registration import registry
+
     args = ["--env", "pcs_admission_v0", "--env-runners", "0", "--iterations", "2"]
-    returns = load("rllib_ppo_pcs").main([*args, "--batch", "256", "--max-cycles", "4"])
+    # Sampling in this process, RLlib registers its env wrapper in Gymnasium's
+    # registry here; a later test that does the same would warn about it.
+    before = set(registry)
+    try:
+        returns = load("rllib_ppo_pcs").main([*args, "--batch", "256", "--max-cycles", "4"])
+    finally:
+        for key in set(registry) - before:
+            del registry[key]
     assert len(returns) == 2 and all(math.isfinite(r) for r in returns)
     out = capsys.readouterr().out
     # An env step is a return to the policy: the cells that must act then,
