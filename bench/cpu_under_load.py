@@ -61,13 +61,14 @@ import numpy as np
 
 from bench import aircraft, contention, pcs, phold
 from bench.adapters import NEVER
-from bench.executors import case_name, executor_variants, start_as_decided
+from bench.executors import case_name, executor_variants
 from bench.groups import LOAD_COUNTS
 from bench.policy import MlpPolicy
 from bench.timing import SETTLE_S, work_counters
 from seer_env import stpa
 from seer_env.envs import aircraft_v0, pcs_v0
 from seer_env.stpa.cache import DecisionCache
+from seer_env.stpa.decision import start_as_decided
 from seer_env.stpa.hardware import cpu_pressure, usable_threads
 
 # After a turn's last step the caller waits this long before the next turn:
@@ -327,7 +328,7 @@ def build_runners(w: Workload, config: dict, warmup: int) -> list[Runner]:
         before = task_ids()
         run = w.make(config, executor, threads)
         if name == "auto":
-            start_as_decided(run.sim, decision)
+            start_as_decided(run.sim, decision.report)
         for _ in range(warmup):  # a pool starts its workers on its first step
             run.prepare()
             run.step()

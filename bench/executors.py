@@ -14,6 +14,7 @@ import seer_env
 from bench.timing import Case
 from seer_env import stpa
 from seer_env.stpa.cache import DecisionCache
+from seer_env.stpa.decision import start_as_decided
 from seer_env.stpa.hardware import usable_threads
 
 CaseFactory = Callable[[str, int], Case]
@@ -52,14 +53,6 @@ def case_name(executor: str, threads: int) -> str:
     return "serial" if executor == "serial" else f"{executor}-{threads}"
 
 
-def start_as_decided(sim: object | None, decision: stpa.Decision) -> None:
-    """What an env with ``num_threads="auto"`` does after STPA: start on one
-    thread when the decision says so (a pool chosen on busy CPUs)."""
-    why = decision.report.get("start_on_one_thread")
-    if why is not None and sim is not None:
-        sim.start_on_one_thread(why)
-
-
 def executor_cases(
     make: CaseFactory,
     model: str,
@@ -86,7 +79,7 @@ def executor_cases(
         cases.append(case)
     decision = stpa.choose(model, model_config, cache=DecisionCache(None))
     case = make(decision.executor, decision.num_threads)
-    start_as_decided(case.sim, decision)
+    start_as_decided(case.sim, decision.report)
     case.name = "auto"
     case.meta.update(
         kind="auto",

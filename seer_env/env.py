@@ -30,6 +30,7 @@ from seer_env.options import DEFAULT_CHECK_STEPS, option_names, resolve_options
 from seer_env.seeding import episode_seed
 from seer_env.shared_spaces import SharedSpaces
 from seer_env.snapshot import Snapshot, episode_fields, require_same_env
+from seer_env.stpa.decision import start_as_decided
 from seer_env.validation import validate_int, validate_reset_options, validate_seed
 
 __all__ = ["DEFAULT_CHECK_STEPS", "RuntimeInfo", "SeerParallelEnv"]
@@ -359,8 +360,7 @@ class SeerParallelEnv(ParallelEnv):
             num_envs=num_envs,
         )
         self.sim.set_executor(decision.executor, decision.num_threads)
-        if "start_on_one_thread" in decision.report:  # chosen on busy CPUs (stpa.chooser)
-            self.sim.start_on_one_thread(decision.report["start_on_one_thread"])
+        start_as_decided(self.sim, decision.report)
         self._options["executor"] = decision.executor
         self._options["num_threads"] = decision.num_threads
         self._stpa_report = decision.report

@@ -23,3 +23,15 @@ def fixed(executor: str, num_threads: int, source: str, reason: str, **extra) ->
         **extra,
     }
     return Decision(executor, num_threads, report)
+
+
+def start_as_decided(sim, report: dict | None) -> None:
+    """Start ``sim``'s pool on one thread if the decision's ``report`` says so.
+
+    What a runtime does after switching to a decision's executor: a pool
+    chosen on busy CPUs carries ``start_on_one_thread`` (``chooser``).
+    ``sim`` is a ``Simulation`` or ``VectorSimulation``.
+    """
+    why = (report or {}).get("start_on_one_thread")
+    if why is not None:
+        sim.start_on_one_thread(why)

@@ -70,6 +70,7 @@ from seer_env.env import SeerParallelEnv
 from seer_env.model_source import new_vector_simulation
 from seer_env.models.numba import NumbaModel
 from seer_env.seeding import episode_seed
+from seer_env.stpa.decision import start_as_decided
 from seer_env.validation import validate_reset_options, validate_seed
 from seer_env.vector.bookkeeping import (
     RESET,
@@ -153,8 +154,7 @@ class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping,
         # The batch first: it checks that num_envs instances fit in memory before
         # anything big exists (the batched spaces hold two arrays of every row).
         self.sim = self._new_simulation(_memory_instances)
-        if self.stpa_report and "start_on_one_thread" in self.stpa_report:  # busy CPUs
-            self.sim.start_on_one_thread(self.stpa_report["start_on_one_thread"])
+        start_as_decided(self.sim, self.stpa_report)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._call = OneCall()
