@@ -84,17 +84,14 @@ class Executor {
   virtual void insert_all(const Event* events, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) insert(events[i]);
   }
-  // insert() of every event of events[0, n) between two windows of a step
-  // (a decision's answers): unlike insert_all, what the executor knows of
-  // the other pending events stays valid.
-  virtual void insert_some(const Event* events, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) insert(events[i]);
-  }
-  // insert_some() of each list of lists[0, count), in order (a window's
-  // answers: one list per answered agent); an executor may spread the work
-  // over its threads.
+  // insert() of every event of each list of lists[0, count), in order,
+  // between two windows of a step (a window's answers: one list per answered
+  // agent): unlike insert_all, what the executor knows of the other pending
+  // events stays valid; an executor may spread the work over its threads.
   virtual void insert_lists(const std::vector<Event>* lists, std::size_t count) {
-    for (std::size_t k = 0; k < count; ++k) insert_some(lists[k].data(), lists[k].size());
+    for (std::size_t k = 0; k < count; ++k) {
+      for (const Event& event : lists[k]) insert(event);
+    }
   }
   // Appends every pending event, in no particular order.
   virtual void collect_pending(std::vector<Event>& out) const = 0;

@@ -72,7 +72,7 @@ void ParallelExecutor::insert_lists(const std::vector<Event>* lists, std::size_t
   for (std::size_t k = 0; k < count; ++k) total += lists[k].size();
   if (total < kInsertOnThePoolAtLeast || engine_->next_step_runs_serial_loop() ||
       engine_->adaptive().threads() == 1) {
-    Executor::insert_lists(lists, count);
+    for (std::size_t k = 0; k < count; ++k) insert_some(lists[k].data(), lists[k].size());
     return;
   }
   engine_->insert_lists(instance_, lists, count, touched_);

@@ -76,8 +76,6 @@ class ParallelExecutor final : public Executor {
   void collect_pending(std::vector<Event>& out) const override;
   bool pending_in_place(std::vector<const Event*>& out) const override;
   void insert_all(const Event* events, std::size_t n) override;
-  // One check of where the events go, then insert()'s work for each.
-  void insert_some(const Event* events, std::size_t n) override;
   // Many events into the queues: on the pool (ParallelEngine::insert_lists).
   void insert_lists(const std::vector<Event>* lists, std::size_t count) override;
   std::size_t pending_count() const override;
@@ -116,6 +114,8 @@ class ParallelExecutor final : public Executor {
   void run_serial_step(const StepWindow& window, StepStats& stats);
 
  private:
+  // insert() of events[0, n): one check of where they go, then each one's work.
+  void insert_some(const Event* events, std::size_t n);
   // Frees the (empty) queues' key arrays and, if no instance on the engine
   // holds an event, the engine's node blocks.
   void release_queue_storage();
