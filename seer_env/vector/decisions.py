@@ -76,6 +76,7 @@ from seer_env.registry import env_names
 from seer_env.registry import make as make_env
 from seer_env.validation import validate_seed
 from seer_env.vector.instance_count import resolve_num_instances
+from seer_env.vector.instance_seeds import instance_seeds
 from seer_env.vector.reset_mask import instance_mask
 
 __all__ = ["SeerDecisionVectorEnv", "declares_decisions"]
@@ -124,8 +125,7 @@ class SeerDecisionVectorEnv(VectorEnv):
                 "to watch instance i, render seer_env.make(name, render_mode=..., seed=seed + i)"
             )
         config.pop("render_mode", None)
-        base = validate_seed(config.pop("seed", None))
-        seeds = [None if base is None else (base + i) % 2**64 for i in range(m)]
+        seeds = instance_seeds(validate_seed(config.pop("seed", None)), m)  # an int or None
         first = _instance(name, dict(config), seeds[0])
         if first._stpa_request is not None:  # num_threads="auto": STPA chooses once, for all
             first._choose_executor()
@@ -221,15 +221,7 @@ class SeerDecisionVectorEnv(VectorEnv):
         mask = np.ones(m, dtype=bool)
         if "reset_mask" in options:
             mask = instance_mask(options.pop("reset_mask"), m, self.agents_per_instance)
-        if seed is None:
-            seeds: list[int | None] = [None] * m
-        elif isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) != m:
-                raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
-            seeds = [validate_seed(s) for s in seed]
-        else:
-            base = validate_seed(seed)
-            seeds = [(base + i) % 2**64 for i in range(m)]
+        seeds = instance_seeds(seed, m)
         if not self._started and not mask.all():
             raise RuntimeError("reset() with a reset_mask called before a full reset()")
         self.closed = False

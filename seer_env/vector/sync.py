@@ -83,6 +83,7 @@ from seer_env.vector.bookkeeping import (
 from seer_env.vector.closed_when_collected import ClosedWhenCollected
 from seer_env.vector.fork_registry import LIVE
 from seer_env.vector.instance_count import resolve_num_instances
+from seer_env.vector.instance_seeds import instance_seeds
 from seer_env.vector.one_call import OneCall
 from seer_env.vector.prototype import batch_options, prototype
 from seer_env.vector.reset_mask import instance_mask
@@ -373,15 +374,7 @@ class SeerVectorEnv(ClosedWhenCollected, InstanceSnapshots, InstanceBookkeeping,
         mask = np.ones(m, dtype=bool)
         if options and "reset_mask" in options:
             mask = instance_mask(options["reset_mask"], m, self.agents_per_instance)
-        if seed is None:
-            seeds = [None] * m
-        elif isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) != m:
-                raise ValueError(f"seed must be an int or a list of {m} seeds, got {len(seed)}")
-            seeds = [validate_seed(s) for s in seed]
-        else:
-            base = validate_seed(seed)
-            seeds = [(base + i) % 2**64 for i in range(m)]
+        seeds = instance_seeds(seed, m)
         chosen = np.zeros(m, dtype=np.uint64)
         for i in range(m):
             if mask[i]:
