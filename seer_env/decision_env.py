@@ -33,7 +33,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from seer_env.action_masks import with_masks
 from seer_env.env import SeerParallelEnv
 from seer_env.snapshot import Snapshot
 
@@ -139,12 +138,8 @@ class EventDrivenDecisions:
     # -- the runtime's side ---------------------------------------------------------------------
     def _answer(self, rows: np.ndarray, *, dicts: bool = True):
         self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
-        try:
+        with self._refusal_keeps_env():
             self.sim.answer(rows)
-        except ValueError:
-            if not self.sim.needs_reset:  # refused before anything ran (an action a mask forbids)
-                self._torn = None
-            raise
         result = self._run_to_next_decisions(dicts=dicts)
         self._torn = None
         return result
@@ -173,9 +168,8 @@ class EventDrivenDecisions:
             self._arrays = (obs, out, flags, flags.copy())
             return self._arrays
         names = self.agents
-        observations = {a: obs[i].copy() for a, i in zip(names, agents.tolist())}
-        if self._masked:  # each asking agent's mask when it asked
-            observations = with_masks(observations, sim.action_masks(), self._agent_index)
+        # With masks: each asking agent's mask when it asked.
+        observations = self._with_masks({a: obs[i].copy() for a, i in zip(names, agents.tolist())})
         return (
             observations,
             dict(zip(names, rewards.tolist())),
@@ -199,9 +193,7 @@ class EventDrivenDecisions:
             done = np.ones(len(names), dtype=bool)
             self._arrays = (obs, rewards, np.zeros(len(names), dtype=bool), done)
             return self._arrays
-        observations = {a: obs[i].copy() for i, a in enumerate(names)}
-        if self._masked:  # the boundary's masks
-            observations = with_masks(observations, self.sim.action_masks(), self._agent_index)
+        observations = self._with_masks({a: obs[i].copy() for i, a in enumerate(names)})
         return (
             observations,
             dict(zip(names, rewards.tolist())),

@@ -11,8 +11,9 @@ checks in ``seer_env.action_checker`` (shared with the vector env).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -331,9 +332,7 @@ class SeerParallelEnv(ParallelEnv):
             observations, infos = self._dicts.reset_outputs(self.agents, obs, infos)
         finally:
             self._building_outputs = False
-        if self._masked:
-            observations = with_masks(observations, self.sim.action_masks(), self._agent_index)
-        return observations, infos
+        return self._with_masks(observations), infos
 
     def _configuration(self) -> set[str]:
         """The names of this env's parameters and runtime options (fixed at construction)."""
@@ -421,7 +420,8 @@ class SeerParallelEnv(ParallelEnv):
             arr, alive = fast
             self._require_live_agents(alive, mask=True)
         self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
-        self._run_step(arr, alive)
+        with self._refusal_keeps_env():
+            self.sim.step(arr, alive)
         self._cycles += 1
         over = self._cycles >= self.max_cycles
         views = self.sim.output_views()
@@ -437,19 +437,34 @@ class SeerParallelEnv(ParallelEnv):
             self._building_outputs = False
         if len(self._agents) != len(live):
             self._agents_left(views[2].view(bool) | views[3].view(bool), over)
-        if self._masked:
-            obs = with_masks(obs, self.sim.action_masks(), self._agent_index)
+        obs = self._with_masks(obs)
         self._torn = None
         return obs, rewards, terms, truncs, infos
 
-    def _run_step(self, actions: np.ndarray, alive: np.ndarray | None) -> None:
-        """``sim.step``; a refusal before anything ran (an action a mask forbids) keeps the env."""
+    @contextlib.contextmanager
+    def _refusal_keeps_env(self) -> Iterator[None]:
+        """Around ``sim.step`` / ``sim.answer``: a refusal before anything ran keeps the env.
+
+        A ValueError with the runtime not torn (an action a mask forbids)
+        leaves the env usable; the call stays a direct one (the interrupt
+        tests hook the C call's return).
+        """
         try:
-            self.sim.step(actions, alive)
+            yield
         except ValueError:
             if not self.sim.needs_reset:  # refused before the step began: nothing changed
                 self._torn = None
             raise
+
+    def _with_masks(self, observations: dict[str, np.ndarray]) -> dict:
+        """The dict API's observations, with each agent's mask if the model declares them.
+
+        PettingZoo's ``{"observation", "action_mask"}`` per agent for a model
+        that declares ``action_mask``; else the observations as they are.
+        """
+        if not self._masked:
+            return observations
+        return with_masks(observations, self.sim.action_masks(), self._agent_index)
 
     def step_arrays(
         self, actions: np.ndarray
@@ -481,7 +496,8 @@ class SeerParallelEnv(ParallelEnv):
             live = alive.view(bool)
         arr = self._actions.check_array(actions, n, live=live, names=self.possible_agents)
         self._torn = ("step()", self._episode_seed)  # until the bookkeeping below is done
-        self._run_step(arr, alive)
+        with self._refusal_keeps_env():
+            self.sim.step(arr, alive)
         self._cycles += 1
         terms = self.sim.terminations()
         truncs = self.sim.truncations()
