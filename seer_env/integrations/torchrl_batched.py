@@ -204,7 +204,16 @@ class SeerBatchedEnv(TensorDictBuilder, EnvBase):
 
     # -- specs ----------------------------------------------------------------------------------
     def _make_specs(self) -> None:
-        specs = unbatched_specs(self._vec, self.group, self._neighbours, self._info_keys)
+        vec = self._vec
+        specs = unbatched_specs(
+            vec.agents_per_instance,
+            vec.single_observation_space,
+            vec.single_action_space,
+            vec.single_state_space,
+            self.group,
+            self._info_keys,
+            vec._neighbour_rule.max_degree if self._neighbours else None,
+        )
         self.full_observation_spec_unbatched = specs.observation
         self.full_action_spec_unbatched = specs.action
         self.full_reward_spec_unbatched = specs.reward

@@ -55,7 +55,6 @@ instance ``i`` of the next full reset with ``s + i``.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -71,18 +70,6 @@ from seer_env.vector.decisions import SeerDecisionVectorEnv
 __all__ = ["SeerDecisionBatchedEnv", "make_decision_env"]
 
 _ROOT_KEYS = frozenset({"next", "_reset", "state", "is_init", *FLAGS})
-
-
-@dataclasses.dataclass(frozen=True)
-class _SpecSource:
-    """What ``torchrl_specs.unbatched_specs`` reads of a vector env: one agent's spaces."""
-
-    agents_per_instance: int
-    single_observation_space: Any
-    single_action_space: Any
-    single_state_space: Any
-    _discrete: bool
-    _neighbour_rule: None = None
 
 
 class SeerDecisionBatchedEnv(EnvBase):
@@ -121,14 +108,14 @@ class SeerDecisionBatchedEnv(EnvBase):
 
     def _make_specs(self) -> None:
         vec = self._vec
-        source = _SpecSource(
+        specs = unbatched_specs(
             vec.agents_per_instance,
             vec.single_agent_observation_space,
             vec.single_agent_action_space,
             vec.single_state_space,
-            vec._actions.discrete,
+            self.group,
+            [],
         )
-        specs = unbatched_specs(source, self.group, False, [])
         observation = specs.observation
         observation[self.group]["decision_time"] = Unbounded(
             torch.Size([self.n_agents, 1]), dtype=torch.float64

@@ -1,5 +1,6 @@
-"""The batched TorchRL env's specs, from one instance's spaces (``SeerBatchedEnv``).
+"""The batched TorchRL envs' specs, from one instance's spaces.
 
+``SeerBatchedEnv`` and ``SeerDecisionBatchedEnv`` build theirs here.
 Unbatched (one instance): ``EnvBase`` adds the ``[num_envs]`` batch dimension.
 The agents form one group; every key's shape and dtype is what
 ``seer_env.integrations.torchrl_batched`` documents, and what its steps build.
@@ -10,9 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
+from gymnasium import spaces
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
-
-from seer_env.vector import SeerVectorEnv
 
 # Each agent's and each instance's end flags.
 FLAGS = ("done", "terminated", "truncated")
@@ -28,15 +28,20 @@ class Specs(NamedTuple):
 
 
 def unbatched_specs(
-    vec: SeerVectorEnv, group: str, neighbours: bool, info_keys: list[str]
+    a: int,
+    obs_space: spaces.Box,
+    act_space: spaces.Space,
+    state_space: spaces.Box,
+    group: str,
+    info_keys: list[str],
+    neighbour_degree: int | None = None,
 ) -> Specs:
-    """The specs of one instance of ``vec``, its agents in ``group``.
+    """The specs of one instance of ``a`` agents in ``group``, from one agent's spaces.
 
-    ``neighbours``: the group holds the neighbour table; ``info_keys``: one int64
-    entry per key under ``(group, "info")``.
+    ``info_keys``: one int64 entry per key under ``(group, "info")``;
+    ``neighbour_degree``: the group holds the neighbour table, this wide (None:
+    no table).
     """
-    a = vec.agents_per_instance
-    obs_space = vec.single_observation_space
     obs_shape = torch.Size([a, *obs_space.shape])
     low = torch.as_tensor(obs_space.low).expand(obs_shape)
     high = torch.as_tensor(obs_space.high).expand(obs_shape)
@@ -49,18 +54,16 @@ def unbatched_specs(
         mask=Categorical(2, torch.Size([a]), dtype=torch.bool),
         shape=torch.Size([a]),
     )
-    rule = vec._neighbour_rule
-    if neighbours:
+    if neighbour_degree is not None:
         group_obs["neighbours"] = Bounded(
-            -1, a - 1, torch.Size([a, rule.max_degree]), dtype=torch.int64
+            -1, a - 1, torch.Size([a, neighbour_degree]), dtype=torch.int64
         )
     if info_keys:
         group_obs["info"] = Composite(
             {k: Unbounded(torch.Size([a]), dtype=torch.int64) for k in info_keys},
             shape=torch.Size([a]),
         )
-    act_space = vec.single_action_space
-    if vec._discrete:
+    if isinstance(act_space, spaces.Discrete):
         action = Categorical(act_space.n, torch.Size([a]), dtype=torch.int64)
     else:
         act_shape = torch.Size([a, *act_space.shape])
@@ -70,7 +73,6 @@ def unbatched_specs(
             act_shape,
             dtype=torch.float32,
         )
-    state_space = vec.single_state_space
     full_observation = Composite(
         {
             group: group_obs,
