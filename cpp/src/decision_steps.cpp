@@ -186,7 +186,7 @@ bool Simulation::run_decision_window() {
 }
 
 void Simulation::collect_requests() {
-  const DecisionBoard& board = dispatcher_.decisions();
+  DecisionBoard& board = dispatcher_.decisions();
   requests_.clear();
   std::uint64_t held = 0;
   board.for_each_asked([&](EntityId a) {
@@ -195,7 +195,7 @@ void Simulation::collect_requests() {
     held += board.held(a).size();
   });
   // Every collected agent is answered before it can ask again.
-  dispatcher_.decisions().forget_asked();
+  board.forget_asked();
   sort_requests(requests_);
   // A held event was handed over but not handled: it counts when it runs.
   decision_.stats.events -= std::min(held, decision_.stats.events);
