@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "platform.hpp"
+
 namespace seer {
 namespace {
 
@@ -41,7 +43,7 @@ std::string describe(const char* what, const StepTiming& step, unsigned threads)
 
 // Exponential average weight of the newest step's cost.
 constexpr double kCostWeight = 0.3;
-// One-thread steps whose CPU time was measured before their run fraction
+// One-thread steps whose run delay was measured before their run fraction
 // counts, and the newest one's weight in its average (about the last 4-8
 // steps: a load that ended shows within 3 unpreempted steps).
 constexpr unsigned kRunSamples = 3;
@@ -49,17 +51,19 @@ constexpr double kRunWeight = 0.25;
 
 }  // namespace
 
-StepClock::StepClock(bool with_cpu)
-    : with_cpu_(with_cpu), wall_start_(clock_nanos(CLOCK_MONOTONIC)) {
-  if (with_cpu_) cpu_start_ = clock_nanos(CLOCK_THREAD_CPUTIME_ID);
+StepClock::StepClock(bool with_run_delay) : with_run_delay_(with_run_delay) {
+  if (with_run_delay_) with_run_delay_ = platform::thread_run_delay(delay_start_);
+  wall_start_ = clock_nanos(CLOCK_MONOTONIC);
 }
 
 void StepClock::stop(StepTiming& timing) const {
-  if (with_cpu_) {
-    // At least 1: 0 means "not measured".
-    timing.cpu_nanos = std::max<std::uint64_t>(1, clock_nanos(CLOCK_THREAD_CPUTIME_ID) - cpu_start_);
-  }
   timing.wall_nanos = clock_nanos(CLOCK_MONOTONIC) - wall_start_;
+  std::uint64_t delay = 0;
+  if (with_run_delay_ && platform::thread_run_delay(delay)) {
+    const std::uint64_t waited = delay - delay_start_;
+    // At least 1: 0 means "not measured".
+    timing.run_nanos = timing.wall_nanos > waited ? timing.wall_nanos - waited : 1;
+  }
 }
 
 AdaptivePool::AdaptivePool(unsigned max_threads)
@@ -225,13 +229,13 @@ void AdaptivePool::note_step(const StepTiming& step) {
   if (step.threads > 1 || last_threads_ == 1) note_cost(step);
   last_threads_ = step.threads;
   ++steps_since_probe_;
-  if (step.threads == 1 && step.cpu_nanos != 0 && step.wall_nanos > step.boundary_nanos) {
+  if (step.threads == 1 && step.run_nanos != 0 && step.wall_nanos > step.boundary_nanos) {
     note_run_fraction(step);
   }
 }
 
 void AdaptivePool::note_run_fraction(const StepTiming& step) {
-  const double run = std::min(1.0, static_cast<double>(step.cpu_nanos) /
+  const double run = std::min(1.0, static_cast<double>(step.run_nanos) /
                                        static_cast<double>(step.wall_nanos - step.boundary_nanos));
   run_fraction_ = run_samples_ == 0 ? run : run_fraction_ + kRunWeight * (run - run_fraction_);
   run_samples_ = std::min(run_samples_ + 1, kRunSamples);

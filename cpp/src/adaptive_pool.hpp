@@ -14,8 +14,9 @@
 //
 // Probes are cheap on a busy machine: once a probe failed, later ones are
 // skipped (and the interval doubles as for a failed one) while the
-// one-thread steps themselves lose their core (their run fraction, CPU time
-// over wall time, is low: the load that failed the probe persists), unless
+// one-thread steps themselves lose their core (their run fraction, the
+// share of their wall time the caller was not kept waiting for a CPU, is
+// low: the load that failed the probe persists), unless
 // more threads were faster per event when last measured. The first probe
 // after a shed always runs: a stall that sheds can be one bad step where
 // more threads pay under the load (Aircraft 1024). When they run unpreempted again
@@ -24,8 +25,8 @@
 //
 // Outputs never depend on the thread count, so this only moves time. The
 // measurements are taken at round edges only (two clock reads per worker
-// per round; none when a step runs on one thread, except the caller's CPU
-// clock around steps of at least kCpuTimingMinNanos).
+// per round; none when a step runs on one thread, except the caller's run
+// delay around steps of at least kRunDelayMinNanos).
 #pragma once
 
 #include <cstdint>
@@ -42,25 +43,31 @@ struct StepTiming {
   std::uint64_t parked_waits = 0;  // waits that reached the futex (longer than spin + yield)
   std::uint64_t rounds = 0;
   std::uint64_t events = 0;     // handled in the step (0: unknown; then costs are per step)
-  std::uint64_t cpu_nanos = 0;  // one-thread steps: the caller's CPU time (0: not measured)
+  // One-thread steps: the wall time the caller ran or could have run, i.e.
+  // not waiting for a CPU (wall minus its run delay; 0: not measured).
+  std::uint64_t run_nanos = 0;
   // Part of wall_nanos: the previous step's boundary (observations etc., on
-  // the pool or inline), which follows the rounds; not covered by cpu_nanos.
+  // the pool or inline), which follows the rounds; not covered by run_nanos.
   std::uint64_t boundary_nanos = 0;
 };
 
-// Times a step that runs on the calling thread alone: wall time always, the
-// thread's CPU time when `with_cpu` (a system call each end, so only around
-// steps long enough for it not to matter: AdaptivePool::wants_cpu_time()).
+// Times a step that runs on the calling thread alone: wall time always, and
+// when `with_run_delay` how long the thread waited for a CPU meanwhile
+// (platform::thread_run_delay: a file read each end, so only around steps
+// long enough for it not to matter: AdaptivePool::wants_run_delay()). Not
+// the thread's CPU clock (platform.hpp says why: beside busy processes,
+// one-thread steps of a 2-thread PHOLD 16384 pool that read it were
+// preempted inside the step twice as often as a pool of one's).
 class StepClock {
  public:
-  explicit StepClock(bool with_cpu);
-  // Sets wall_nanos and (when measured) cpu_nanos of `timing`.
+  explicit StepClock(bool with_run_delay);
+  // Sets wall_nanos and (when measured) run_nanos of `timing`.
   void stop(StepTiming& timing) const;
 
  private:
-  bool with_cpu_;
-  std::uint64_t wall_start_;
-  std::uint64_t cpu_start_ = 0;
+  bool with_run_delay_;
+  std::uint64_t wall_start_ = 0;
+  std::uint64_t delay_start_ = 0;
 };
 
 // Not thread-safe: the engine calls it between parallel regions.
@@ -103,14 +110,14 @@ class AdaptivePool {
   // A count's time per event is "recent" for this many steps (after that,
   // the load it was measured under may have changed).
   static constexpr unsigned kFreshSteps = 64;
-  // One-thread steps that ran less than this share of their wall time on
-  // the CPU (an average over the last few such steps) lost their core to
+  // One-thread steps that ran less than this share of their wall time (not
+  // waiting for a CPU; an average over the last few such steps) lost their core to
   // other work: a probe then would stall too, so it is skipped. 0.85 as
   // STPA's RUN_FRACTION_MIN (seer_env/stpa/load.py).
   static constexpr double kBusyRunFraction = 0.85;
-  // The caller's CPU clock is read only around steps at least this long
-  // (two system calls, ~0.5 us each, stay below 1% of the step).
-  static constexpr std::uint64_t kCpuTimingMinNanos = 100000;
+  // The caller's run delay is read only around steps at least this long
+  // (two file reads, ~1.5 us each, stay near 1% of the step).
+  static constexpr std::uint64_t kRunDelayMinNanos = 250000;
   // The steps on the reduced count whose fastest is compared with the
   // stalled steps that shed: two (one step of a busy machine can lose its
   // core and make the stalls look cheap: PCS 64x64 beside one busy process
@@ -124,9 +131,9 @@ class AdaptivePool {
   // Threads for the next step (1 .. max_threads).
   unsigned next_threads() const;
   // Whether the next step, if it runs on one thread, should measure the
-  // caller's CPU time (StepClock): the last one-thread step was long enough.
-  bool wants_cpu_time() const {
-    return enabled_ && current_ < max_ && last_wall_ >= kCpuTimingMinNanos;
+  // caller's run delay (StepClock): the last one-thread step was long enough.
+  bool wants_run_delay() const {
+    return enabled_ && current_ < max_ && last_wall_ >= kRunDelayMinNanos;
   }
   // Feeds the measurements of the step that just ran on next_threads().
   void record(const StepTiming& step);
@@ -181,8 +188,8 @@ class AdaptivePool {
   };
   std::vector<Cost> cost_;
   std::uint64_t steps_ = 0;  // steps recorded
-  // Run fraction (CPU time / wall time) of the one-thread steps that measured
-  // their CPU time since the last shed: an exponential average, and how many
+  // Run fraction (run_nanos / wall time) of the one-thread steps that
+  // measured their run delay since the last shed: an exponential average, and how many
   // steps it holds.
   double run_fraction_ = 0.0;
   unsigned run_samples_ = 0;

@@ -65,12 +65,12 @@ class ParallelEngine {
   // Test hook: another bound than kSerialLoopMaxNodes.
   void set_serial_loop_max_nodes_for_testing(std::size_t nodes) { serial_loop_max_nodes_ = nodes; }
   // Feeds the adaptive pool a step (or batch step) that ran the serial loop
-  // on the calling thread, timed by a StepClock (wall, maybe CPU time) and
+  // on the calling thread, timed by a StepClock (wall, maybe run delay) and
   // with its events set; so probes still come due. Not thread-safe; does not
   // allocate.
   void record_serial_step(StepTiming timing);
-  // Whether that step's StepClock should read the caller's CPU clock too.
-  bool serial_step_wants_cpu_time() const { return adaptive_.wants_cpu_time(); }
+  // Whether that step's StepClock should read the caller's run delay too.
+  bool serial_step_wants_run_delay() const { return adaptive_.wants_run_delay(); }
   // Turns the adaptive pool on (the default) or off (every step uses every
   // thread).
   void set_adaptive(bool enabled) { adaptive_.set_enabled(enabled); }

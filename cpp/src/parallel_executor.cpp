@@ -262,7 +262,7 @@ void ParallelExecutor::run_step(const StepWindow& window, StepStats& stats) {
   if (engine_->next_step_runs_serial_loop()) {
     // One thread for a while (a pool of one, a confirmed shed): nothing to
     // gain from rounds; the serial loop is faster.
-    const StepClock clock(engine_->serial_step_wants_cpu_time());
+    const StepClock clock(engine_->serial_step_wants_run_delay());
     std::exception_ptr failure;
     try {
       run_serial_step(window, stats);
@@ -308,7 +308,7 @@ void ParallelBatchRunner::run_steps(const std::size_t* members, const StepWindow
                                     std::size_t count) {
   if (engine_->next_step_runs_serial_loop()) {
     // One thread for a while: each instance's serial loop in turn, on the caller.
-    const StepClock clock(engine_->serial_step_wants_cpu_time());
+    const StepClock clock(engine_->serial_step_wants_run_delay());
     for (std::size_t k = 0; k < count; ++k) {
       ParallelExecutor& member = *members_.at(members[k]);
       stats[k] = StepStats{};

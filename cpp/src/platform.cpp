@@ -12,6 +12,7 @@
 
 #if defined(__linux__) && !defined(SEER_PORTABLE)
 #define SEER_PLATFORM_LINUX 1
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -52,6 +53,32 @@ Bucket& bucket_of(const void* word) {
 #endif
 
 #ifdef SEER_PLATFORM_LINUX
+// The calling thread's /proc/thread-self/schedstat, open while the thread
+// lives. Opened again in a forked child: the file names the thread that
+// opened it, which the child does not have.
+class SchedstatFile {
+ public:
+  SchedstatFile() = default;
+  SchedstatFile(const SchedstatFile&) = delete;
+  SchedstatFile& operator=(const SchedstatFile&) = delete;
+  ~SchedstatFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // The open file, or -1 when it cannot be opened (not retried in this process).
+  int fd() {
+    const pid_t pid = ::getpid();
+    if (pid == pid_) return fd_;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    pid_ = pid;
+    return fd_;
+  }
+
+ private:
+  int fd_ = -1;
+  pid_t pid_ = 0;  // the process that opened fd_ (0: none yet)
+};
+
 // The first unsigned integer in `path`, or kUnknownBytes ("max", missing file).
 std::uint64_t read_number(const char* path) {
   std::ifstream in(path);
@@ -165,6 +192,30 @@ std::uint64_t available_memory_bytes() {
 void return_free_memory() {
 #if defined(SEER_PLATFORM_LINUX) && defined(__GLIBC__)
   malloc_trim(0);
+#endif
+}
+
+bool thread_run_delay(std::uint64_t& nanos) {
+#ifdef SEER_PLATFORM_LINUX
+  thread_local SchedstatFile file;
+  const int fd = file.fd();
+  if (fd < 0) return false;
+  char text[96];
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  // "<ns on a CPU> <ns waiting for one> <times run>"; "0 0 0" when the
+  // kernel keeps no scheduler statistics.
+  char* end = text;
+  std::strtoull(end, &end, 10);
+  const unsigned long long delay = std::strtoull(end, &end, 10);
+  const unsigned long long runs = std::strtoull(end, &end, 10);
+  if (runs == 0) return false;
+  nanos = delay;
+  return true;
+#else
+  (void)nanos;
+  return false;
 #endif
 }
 

@@ -10,6 +10,8 @@
 //  - memory this process may still allocate: /proc/meminfo's MemAvailable
 //    capped by a cgroup v2 limit, each only when its file exists; fallback,
 //    the physical memory the system reports (sysconf, GlobalMemoryStatusEx);
+//  - how long the calling thread has waited, runnable, for a CPU: the run
+//    delay in /proc/thread-self/schedstat; fallback, unknown;
 //  - this process's id (a pool notices a fork by it): getpid; Win32,
 //    GetCurrentProcessId;
 //  - a handler run in the child after fork(): pthread_atfork; Win32 has no
@@ -55,6 +57,14 @@ std::uint64_t available_memory_bytes();
 // large structure made of small blocks was freed). Thread-safe; may take a
 // few milliseconds; allocates nothing.
 void return_free_memory();
+
+// The calling thread's run delay: the nanoseconds it has spent runnable but
+// waiting for a CPU since it started (taken by other threads or processes).
+// False when the system does not say. Not the thread's CPU clock: reading
+// that makes the kernel charge the running thread up to now, and one whose
+// time slice is used up is switched out right there (EEVDF), inside what the
+// caller is timing. Thread-safe; two system calls (~1.5 us); allocates nothing.
+bool thread_run_delay(std::uint64_t& nanos);
 
 // This process's id. Thread-safe; cheap (a system call at most).
 std::int64_t process_id();

@@ -46,6 +46,7 @@
 #include "model_registry.hpp"
 #include "parallel_engine.hpp"
 #include "parallel_executor.hpp"
+#include "platform.hpp"
 #include "seer/config.hpp"
 #include "simulation.hpp"
 #include "vector_simulation.hpp"
@@ -165,13 +166,13 @@ void test_rule() {
   CHECK(pool.next_threads() == 4, "disabled: every thread");
 }
 
-// A one-thread step of `events` events taking `wall` ns, `cpu` of them on a CPU
-// (0: not measured).
-seer::StepTiming serial_step(std::uint64_t wall, std::uint64_t cpu, std::uint64_t events = 1000) {
+// A one-thread step of `events` events taking `wall` ns, `run` of them not
+// waiting for a CPU (0: not measured).
+seer::StepTiming serial_step(std::uint64_t wall, std::uint64_t run, std::uint64_t events = 1000) {
   seer::StepTiming t;
   t.threads = 1;
   t.wall_nanos = wall;
-  t.cpu_nanos = cpu;
+  t.run_nanos = run;
   t.events = events;
   t.rounds = 1;
   return t;
@@ -271,9 +272,9 @@ void test_busy_probes() {
   AdaptivePool pool = shed_pool();
   const seer::StepTiming busy = serial_step(1000000, 600000);  // 60% on a CPU
   const seer::StepTiming quiet = serial_step(1000000, 990000);
-  CHECK(!AdaptivePool(2).wants_cpu_time(), "no CPU clock on every thread");
+  CHECK(!AdaptivePool(2).wants_run_delay(), "no run delay read on every thread");
   pool.record(busy);
-  CHECK(pool.wants_cpu_time(), "CPU clock around long one-thread steps");
+  CHECK(pool.wants_run_delay(), "run delay read around long one-thread steps");
   // The first probe after a shed runs even while busy (the shed may have been
   // one bad step); it stalls, so later ones are skipped while busy.
   for (unsigned i = 1; i < AdaptivePool::kFirstProbeInterval; ++i) pool.record(busy);
@@ -309,13 +310,13 @@ void test_busy_probes() {
         "after the load went away a probe came in " + std::to_string(until_probe) + " steps");
   again.record(clean_step(2));
   CHECK(again.threads() == 2, "and restored the pool");
-  // Unmeasured CPU time never skips a probe.
+  // An unmeasured run delay never skips a probe.
   AdaptivePool unmeasured = shed_pool();
   for (unsigned i = 0; i < AdaptivePool::kFirstProbeInterval; ++i) {
     unmeasured.record(serial_step(1000000, 0));
   }
   CHECK(unmeasured.next_threads() == 2 && unmeasured.skipped_probes() == 0,
-        "no CPU figure: probe on schedule");
+        "no run figure: probe on schedule");
   // More threads that were faster per event when last measured are probed
   // on schedule even while busy (their stalls paid).
   {
@@ -342,7 +343,8 @@ void test_busy_probes() {
     CHECK(paid.skipped_probes() == 0 && steps == 2 * AdaptivePool::kFirstProbeInterval,
           "busy, but 2 threads paid: probe on schedule after " + std::to_string(steps));
   }
-  // StepClock: CPU time of a busy loop is measured and at most its wall time (plus clock skew).
+  // StepClock: a busy loop's run time is measured (where the system tells
+  // the run delay) and at most its wall time.
   seer::StepTiming timed;
   {
     const seer::StepClock clock(true);
@@ -350,8 +352,15 @@ void test_busy_probes() {
     for (std::uint64_t i = 0; i < 3000000; ++i) sink = sink + i;
     clock.stop(timed);
   }
-  CHECK(timed.cpu_nanos > 0 && timed.wall_nanos > 0 && timed.cpu_nanos <= timed.wall_nanos + 100000,
-        "StepClock measures CPU and wall time");
+  std::uint64_t delay = 0;
+  const bool known = seer::platform::thread_run_delay(delay);
+  CHECK(timed.wall_nanos > 0 && (timed.run_nanos > 0) == known &&
+            timed.run_nanos <= timed.wall_nanos,
+        "StepClock measures the run and wall time");
+  // Too short a step for the pool to ask for the run delay.
+  seer::AdaptivePool short_steps = shed_pool();
+  short_steps.record(serial_step(seer::AdaptivePool::kRunDelayMinNanos - 1, 0));
+  CHECK(!short_steps.wants_run_delay(), "no run delay read around short steps");
 }
 
 void test_started_reduced() {

@@ -7,7 +7,10 @@
 //     its timeout when nobody wakes it;
 //  4. wake_all() wakes a parked thread long before a 10 s timeout, and two
 //     threads handing a word back and forth 2000 times through park/wake
-//     finish in bounded time (a lost wake-up would cost the 10 s timeout).
+//     finish in bounded time (a lost wake-up would cost the 10 s timeout);
+//  5. thread_run_delay(): unknown in the fallbacks; on Linux it grows by
+//     about half the time a thread shares its CPU with a spinning one, and a
+//     forked child reads its own thread's (not the parent's).
 // A watchdog fails the test if a case runs past its deadline.
 #include <atomic>
 #include <chrono>
@@ -16,6 +19,12 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+
+#if defined(__linux__) && !defined(SEER_PORTABLE)
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 #include "case_watchdog.hpp"
 #include "check.hpp"
@@ -35,6 +44,64 @@ constexpr auto kLongTimeout = std::chrono::seconds(10);
 void wait_until_changed(const std::atomic<std::uint32_t>& word, std::uint32_t old) {
   while (word.load(std::memory_order_seq_cst) == old) platform::park(word, old, kLongTimeout);
 }
+
+#if defined(__linux__) && !defined(SEER_PORTABLE)
+// Keeps the calling thread on one CPU (the first in `allowed`).
+void pin_to_one_cpu(const cpu_set_t& allowed) {
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &allowed)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) FAIL("could not pin a thread to one CPU");
+}
+
+// 5. on Linux: the run delay of a thread that shares its CPU.
+void check_run_delay() {
+  start_case("run delay", 60.0);
+  std::uint64_t before = 0, after = 0;
+  if (!platform::thread_run_delay(before)) {
+    std::printf("  run delay: unknown (no /proc/thread-self/schedstat); not checked\n");
+    return;
+  }
+  // This thread and a spinning one on one CPU for 0.2 s: each waits about half.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  sched_getaffinity(0, sizeof allowed, &allowed);
+  pin_to_one_cpu(allowed);
+  std::atomic<bool> stop{false};
+  std::thread spinner([&] {
+    pin_to_one_cpu(allowed);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  const double until = now_s() + 0.2;
+  while (now_s() < until) {
+  }
+  stop.store(true);
+  spinner.join();
+  sched_setaffinity(0, sizeof allowed, &allowed);
+  if (!platform::thread_run_delay(after)) FAIL("run delay unknown after sharing a CPU");
+  const double waited = static_cast<double>(after - before) / 1e9;
+  std::printf("  run delay while sharing a CPU for 0.2 s: %.3f s\n", waited);
+  if (after < before || waited < 0.03) {
+    FAIL("a thread sharing its CPU waited only " + std::to_string(waited) + " s");
+  }
+  // A forked child reads its own thread (fresh: hardly any delay), not this one.
+  const pid_t child = fork();
+  if (child == 0) {
+    std::uint64_t mine = 0;
+    if (!platform::thread_run_delay(mine)) _exit(3);
+    _exit(mine < after - before ? 0 : 4);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    FAIL("a forked child read the parent's run delay or none (exit " +
+         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+  }
+}
+#endif
 
 }  // namespace
 
@@ -111,6 +178,14 @@ int main() {
     if (seconds > 60.0) FAIL("hand-off took " + std::to_string(seconds) + " s");
     std::printf("  %u hand-offs through park/wake: %.3f s\n", kRounds, seconds);
   }
+
+  // 5. The run delay.
+#if defined(__linux__) && !defined(SEER_PORTABLE)
+  check_run_delay();
+#else
+  std::uint64_t delay = 0;
+  if (platform::thread_run_delay(delay)) FAIL("the fallback claims to know a run delay");
+#endif
   end_cases();
 
   return check::report("test_platform");
