@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "platform.hpp"
+
 namespace seer {
 namespace {
 // The pass over every queue starts loading the queue line of the entity
@@ -72,11 +74,18 @@ void OneThreadLoop::run_step(ParallelInstance& inst, NodePool& pool, const StepW
 }
 
 void OneThreadLoop::hand_to_queues(ParallelInstance& inst, NodePool& pool, double t_end) {
-  serial_->take_before(t_end, [&](const Event& event) {
-    LocalQueue& q = inst.queues[event.target];
-    q.push_local(event, pool);  // may throw bad_alloc: the event stays in the calendar
-    q.publish_top();
-  });
+  serial_->take_before(t_end, [&](const Event& event) { push_to_queue(inst, pool, event); });
+}
+
+void OneThreadLoop::hand_all_to_queues(ParallelInstance& inst, NodePool& pool) {
+  serial_->take_all([&](const Event& event) { push_to_queue(inst, pool, event); },
+                    platform::discard_pages);
+}
+
+void OneThreadLoop::push_to_queue(ParallelInstance& inst, NodePool& pool, const Event& event) {
+  LocalQueue& q = inst.queues[event.target];
+  q.push_local(event, pool);  // may throw bad_alloc: the event stays in the calendar
+  q.publish_top();
 }
 
 }  // namespace seer

@@ -17,7 +17,8 @@
 // its own events cost. The rest moves in bulk only where leaving it would
 // hold two full layouts for long (ParallelExecutor: the first serial-loop
 // step after rounds takes the queues' events block by block; the second
-// step in rounds in a row, the calendar's).
+// step in rounds in a row, the calendar's, slab page by slab page), each
+// old home given back as the new one fills.
 //
 // Finding the queues' due events without reading every queue each step:
 // `queue_tops_` holds the entities whose queue holds events, by earliest
@@ -53,9 +54,16 @@ class OneThreadLoop final {
   void initialize() { serial_->initialize(); }
   // Adds a pending event to the calendar.
   void insert(const Event& event) { serial_->insert(event); }
+  // Room in the calendar for `n` more events (before a bulk insert).
+  void reserve(std::size_t n) { serial_->reserve(n); }
   // Before a step in rounds: the calendar's events below `t_end` move into
   // their targets' queues (nodes from `pool`), whose published tops follow.
   void hand_to_queues(ParallelInstance& inst, NodePool& pool, double t_end);
+  // Every event of the calendar moves into its target's queue, in no
+  // particular order (a queue orders its own), the calendar's pages given
+  // back as it empties: no moment with two full layouts. If a push throws,
+  // the events not moved stay in the calendar.
+  void hand_all_to_queues(ParallelInstance& inst, NodePool& pool);
   // Something other than this loop changed the queues (a step in rounds, an
   // insert): the next one-thread step reads every queue once.
   void queues_changed() { queue_tops_valid_ = false; }
@@ -82,6 +90,8 @@ class OneThreadLoop final {
   void take_due(ParallelInstance& inst, NodePool& pool, double t_end);
   // Moves entity e's events below `t_end` into the calendar; publishes its top.
   void take_from(LocalQueue& q, NodePool& pool, double t_end);
+  // One calendar event into its target's queue; publishes its top.
+  void push_to_queue(ParallelInstance& inst, NodePool& pool, const Event& event);
 
   Dispatcher* dispatcher_ = nullptr;
   std::unique_ptr<SerialExecutor> serial_;  // the calendar and its loop

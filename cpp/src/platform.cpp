@@ -17,6 +17,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -192,6 +193,19 @@ std::uint64_t available_memory_bytes() {
 void return_free_memory() {
 #if defined(SEER_PLATFORM_LINUX) && defined(__GLIBC__)
   malloc_trim(0);
+#endif
+}
+
+void discard_pages(void* begin, std::size_t bytes) {
+#ifdef SEER_PLATFORM_LINUX
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto first = reinterpret_cast<std::uintptr_t>(begin);
+  const std::uintptr_t from = (first + page - 1) / page * page;
+  const std::uintptr_t to = (first + bytes) / page * page;
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+#else
+  (void)begin;
+  (void)bytes;
 #endif
 }
 

@@ -19,10 +19,13 @@
 //  - giving freed heap memory back to the system: glibc's malloc_trim (the
 //    freed nodes and heaps of a layout are many small blocks, which free()
 //    keeps); fallback, nothing.
+//  - giving the pages of a live buffer's unused part back to the system:
+//    madvise(MADV_DONTNEED); fallback, nothing.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -57,6 +60,13 @@ std::uint64_t available_memory_bytes();
 // large structure made of small blocks was freed). Thread-safe; may take a
 // few milliseconds; allocates nothing.
 void return_free_memory();
+
+// Gives the whole pages inside [begin, begin + bytes) back to the system:
+// the memory stays allocated and usable, and reads as zeros until written
+// again (a buffer whose contents moved elsewhere, freed as they go). The
+// caller owns the range and needs none of its contents. Thread-safe;
+// allocates nothing.
+void discard_pages(void* begin, std::size_t bytes);
 
 // The calling thread's run delay: the nanoseconds it has spent runnable but
 // waiting for a CPU since it started (taken by other threads or processes).

@@ -146,6 +146,48 @@ class SerialEventQueue {
     heap_only(kHeapOnlyLimit);
   }
 
+  // Room for `n` more events without growing the slab or its per-slot
+  // lists (a bulk insert: growing them by doubling held the old and the new
+  // slab at once); address space only, until events are written. Throws
+  // std::bad_alloc with no event changed.
+  void reserve(std::size_t n) {
+    const std::size_t slots = slab_.size() + n;
+    slab_.reserve(slots);
+    next_.reserve(slots);
+    free_slots_.reserve(slots);
+  }
+
+  // Removes every pending event, each after fn(event) returned, in slot
+  // order from the last slot down (not key order), and offers the slab's
+  // emptied end to release(begin, bytes) every kReleaseBytes: a caller that
+  // moves the events elsewhere gives those pages back as it goes, so the
+  // events' new home fills as this one empties (the parallel executor's
+  // hand-over to its per-entity queues). Then the queue is empty, its
+  // buffers kept. If fn throws, the events it did not take stay pending,
+  // all in the heap (a complete queue; no allocation), and the exception
+  // propagates. Throws std::bad_alloc before taking any event.
+  template <class Fn, class Release>
+  void take_all(Fn&& fn, Release&& release) {
+    std::vector<bool> is_free(slab_.size(), false);
+    for (const std::uint32_t s : free_slots_) is_free[s] = true;
+    const std::size_t end = slab_.size();
+    std::size_t offered = end;  // slab_[offered, end) was offered to release
+    std::size_t s = end;        // slab_[s, end) is taken
+    try {
+      for (; s != 0; --s) {
+        if (!is_free[s - 1]) fn(static_cast<const Event&>(slab_[s - 1]));
+        if ((offered - (s - 1)) * sizeof(Event) >= kReleaseBytes) {
+          offered = s - 1;
+          release(static_cast<void*>(slab_.data() + offered), (end - offered) * sizeof(Event));
+        }
+      }
+    } catch (...) {
+      keep_in_heap(s, is_free);
+      throw;
+    }
+    clear();
+  }
+
   // For tests and profiling: whether buckets are in use (else the heap holds
   // every event) and how often the calendar was rebuilt.
   struct CalendarStats {
@@ -172,6 +214,8 @@ class SerialEventQueue {
   // branch speculation running ahead a heap in L3 paid the full latency at
   // every level. Only a heap-only queue gets that large.
   static constexpr std::uint32_t kBranchlessMax = 16384;
+  // take_all offers the slab's emptied end every this many bytes.
+  static constexpr std::size_t kReleaseBytes = std::size_t{1} << 20;
   // Calendar tuning: events per bucket aimed at, pops between width checks,
   // heap-only size that triggers the first calendar, ring size bounds.
   // 4 per bucket measured best of 2-8 (PHOLD 1024, PCS 64x64: callgrind
@@ -433,6 +477,27 @@ class SerialEventQueue {
     for_each_in_list(far_head_, to_heap);
     far_head_ = kNone;
     far_min_x_ = std::numeric_limits<double>::infinity();
+  }
+
+  // After take_all's fn threw: the events of slots [0, n) not marked free
+  // are what is left; each goes into the heap, which holds as many keys as
+  // the queue held events (push grew it), so nothing allocates.
+  void keep_in_heap(std::size_t n, const std::vector<bool>& is_free) {
+    for_each_full_bucket([&](std::size_t b) { head_[b] = kNone; });
+    std::fill(bits_.begin(), bits_.end(), 0);
+    run_head_ = run_end_ = 0;
+    far_head_ = kNone;
+    far_min_x_ = std::numeric_limits<double>::infinity();
+    slab_.erase(slab_.begin() + static_cast<std::ptrdiff_t>(n), slab_.end());
+    free_slots_.erase(std::remove_if(free_slots_.begin(), free_slots_.end(),
+                                     [n](std::uint32_t s) { return s >= n; }),
+                      free_slots_.end());
+    heap_size_ = 0;
+    for (std::uint32_t s = 0; s < n; ++s) {
+      if (!is_free[s]) heap_push(s);
+    }
+    size_ = heap_size_;
+    heap_only(std::max<std::uint32_t>(kHeapOnlyLimit, 2 * size_));
   }
 
   // Redistributes every pending event over a new calendar that starts at the

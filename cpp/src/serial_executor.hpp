@@ -42,6 +42,16 @@ class SerialExecutor final : public Executor, private EventSink {
       queue_.pop();
     }
   }
+  // Room for `n` more pending events without growing (a bulk insert).
+  void reserve(std::size_t n) { queue_.reserve(n); }
+  // Removes every pending event, in no particular order, offering the
+  // queue's emptied memory to release(begin, bytes) as it goes
+  // (SerialEventQueue::take_all: if fn throws, the events it did not take
+  // stay pending).
+  template <class Fn, class Release>
+  void take_all(Fn&& fn, Release&& release) {
+    queue_.take_all(fn, release);
+  }
 
  private:
   void emit(const Event& event) override { queue_.push(event); }

@@ -10,7 +10,10 @@
 //     finish in bounded time (a lost wake-up would cost the 10 s timeout);
 //  5. thread_run_delay(): unknown in the fallbacks; on Linux it grows by
 //     about half the time a thread shares its CPU with a spinning one, and a
-//     forked child reads its own thread's (not the parent's).
+//     forked child reads its own thread's (not the parent's);
+//  6. discard_pages(): on Linux the whole pages inside the range read zero
+//     afterwards and the bytes around them are kept; the fallback changes
+//     nothing.
 // A watchdog fails the test if a case runs past its deadline.
 #include <atomic>
 #include <chrono>
@@ -19,6 +22,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #if defined(__linux__) && !defined(SEER_PORTABLE)
 #include <sched.h>
@@ -186,6 +190,37 @@ int main() {
   std::uint64_t delay = 0;
   if (platform::thread_run_delay(delay)) FAIL("the fallback claims to know a run delay");
 #endif
+
+  // 6. Pages given back.
+  {
+#if defined(__linux__) && !defined(SEER_PORTABLE)
+    const auto kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+#else
+    const std::size_t kPage = 4096;
+#endif
+    constexpr std::size_t kPages = 16;
+    std::vector<unsigned char> buffer(kPages * kPage + kPage, 0xAB);
+    unsigned char* base = buffer.data();
+    const std::size_t skip = 100;  // not page-aligned at either end
+    const std::size_t bytes = 8 * kPage;
+    platform::discard_pages(base + skip, bytes);
+    std::size_t zeros = 0, changed_outside = 0;
+    const auto page_of = [&](std::size_t i) {
+      return reinterpret_cast<std::uintptr_t>(base + i) / kPage;
+    };
+    for (std::size_t i = 0; i < buffer.size(); ++i) {
+      const bool whole_page_inside = page_of(i) > page_of(skip - 1) &&
+                                     page_of(i) < page_of(skip + bytes);
+      if (buffer[i] == 0) ++zeros;
+      if (!whole_page_inside && buffer[i] != 0xAB) ++changed_outside;
+    }
+    if (changed_outside != 0) FAIL("discard_pages changed bytes outside its whole pages");
+    const std::size_t expect = platform::portable() ? 0 : 7 * kPage;
+    if (zeros != expect) {
+      FAIL("discard_pages: zeroed bytes, expected", static_cast<unsigned long long>(zeros),
+           static_cast<unsigned long long>(expect));
+    }
+  }
   end_cases();
 
   return check::report("test_platform");

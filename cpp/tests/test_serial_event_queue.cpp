@@ -8,12 +8,15 @@
 // (for_each) must match the reference exactly, payload bytes included;
 // clear() must leave a queue that behaves as a new one. Two streams grow the
 // queue past the size where its pop switches to branching comparisons.
+// take_all must hand over every event once, offer only emptied memory, and
+// keep what a throwing handler did not take.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <queue>
 #include <random>
 #include <tuple>
@@ -144,11 +147,125 @@ void test_clear_and_reuse() {
   }
 }
 
+// take_all: every pending event handed over once, the slab's emptied end
+// offered to `release` only after every event in it was handed over; and
+// when the handler throws, the events not taken stay, in key order.
+struct Taken {
+  std::vector<seer::Event> events;
+  std::vector<const void*> addresses;    // where each event sat
+  std::vector<std::size_t> release_at;   // events taken when release was called
+  std::vector<const char*> release_from;
+  std::vector<const char*> release_end;
+};
+
+std::vector<std::tuple<double, seer::EntityId, std::uint64_t>> keys_of(
+    const std::vector<seer::Event>& events) {
+  std::vector<std::tuple<double, seer::EntityId, std::uint64_t>> keys;
+  for (const seer::Event& e : events) keys.push_back(key(e));
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+void check_take_all(std::uint64_t seed, long pushes, long throw_after) {
+  std::mt19937_64 rng(seed);
+  seer::SerialEventQueue queue;
+  std::vector<seer::Event> pending;  // the reference's events, unordered
+  std::uint64_t seq = 0;
+  auto push_some = [&](long n, double from) {
+    for (long i = 0; i < n; ++i) {
+      seer::Event e;
+      e.time = from + std::ldexp(static_cast<double>(rng() % 4096), -4);
+      e.source = static_cast<seer::EntityId>(rng() % 5);
+      e.seq = seq++;
+      e.target = static_cast<seer::EntityId>(rng() % 7);
+      const std::uint64_t word = rng();
+      std::memcpy(e.payload, &word, sizeof word);
+      queue.push(e);
+      pending.push_back(e);
+    }
+  };
+  // Pops between the pushes leave free slots, a part-drained run and a
+  // calendar in use; a far event sits in the far list.
+  push_some(pushes, 0.0);
+  Reference reference(pending.begin(), pending.end());
+  for (long i = 0; i < pushes / 3; ++i) {
+    reference.pop();
+    queue.pop();
+  }
+  push_some(pushes / 4, 100.0);
+  push_some(1, 1e9);
+  pending.clear();
+  queue.for_each([&](const seer::Event& e) { pending.push_back(e); });
+  const std::size_t before = queue.size();
+
+  Taken taken;
+  const auto at = queue_check::at("take_all", seed, throw_after);
+  bool threw = false;
+  try {
+    queue.take_all(
+        [&](const seer::Event& e) {
+          if (static_cast<long>(taken.events.size()) == throw_after) throw std::bad_alloc();
+          taken.events.push_back(e);
+          taken.addresses.push_back(&e);
+        },
+        [&](void* from, std::size_t bytes) {
+          taken.release_at.push_back(taken.events.size());
+          taken.release_from.push_back(static_cast<const char*>(from));
+          taken.release_end.push_back(static_cast<const char*>(from) + bytes);
+        });
+  } catch (const std::bad_alloc&) {
+    threw = true;
+  }
+  CHECK(threw == (throw_after >= 0 && throw_after < static_cast<long>(before)), at);
+  CHECK(taken.events.size() + queue.size() == before, at);
+  // Taken and left are the pending events, none lost or doubled.
+  std::vector<seer::Event> left;
+  queue.for_each([&](const seer::Event& e) { left.push_back(e); });
+  std::vector<seer::Event> both = taken.events;
+  both.insert(both.end(), left.begin(), left.end());
+  CHECK(keys_of(both) == keys_of(pending), at);
+  // What release was offered lies above every event taken after it (and
+  // ends where the first offer ended: the slab's end).
+  for (std::size_t r = 0; r < taken.release_at.size(); ++r) {
+    CHECK(taken.release_end[r] == taken.release_end[0], at);
+    CHECK(r == 0 || taken.release_from[r] < taken.release_from[r - 1], at);
+    for (std::size_t k = taken.release_at[r]; k < taken.addresses.size(); ++k) {
+      CHECK(static_cast<const char*>(taken.addresses[k]) < taken.release_from[r], at);
+    }
+  }
+  if (pushes * static_cast<long>(sizeof(seer::Event)) > (2L << 20) && !threw) {
+    CHECK(taken.release_at.size() >= 2, at);  // a slab of several MiB is offered as it empties
+  }
+  // What is left pops in key order, and the queue goes on as a queue
+  // (pushes past the heap-only limit bring the calendar back).
+  Reference rest(left.begin(), left.end());
+  for (long i = 0; i < static_cast<long>(left.size()) / 2; ++i) {
+    CHECK(same_event(queue.pop(), rest.top()), at);
+    rest.pop();
+  }
+  pending.clear();
+  push_some(pushes, 200.0);
+  for (const seer::Event& e : pending) rest.push(e);
+  for (; !rest.empty(); rest.pop()) {
+    CHECK(!queue.empty() && same_event(queue.pop(), rest.top()), at);
+  }
+  CHECK(queue.empty(), at);
+}
+
+void test_take_all() {
+  check_take_all(1, 50, -1);
+  check_take_all(2, 3000, -1);
+  check_take_all(3, 40000, -1);  // 5 MiB of events: offered in parts
+  for (const long after : {0L, 1L, 17L, 1500L, 2498L}) check_take_all(4 + after, 3000, after);
+  check_take_all(5, 40000, 30000);
+}
+
 }  // namespace
 
 int main() {
   check::stop_after = 20;  // a broken queue fails every later operation
   test_random_streams();
   test_clear_and_reuse();
+  test_take_all();
   return check::report("test_serial_event_queue");
 }
