@@ -133,13 +133,8 @@ class SerialEventQueue {
 
   // Drops every event; keeps the buffers and the width.
   void clear() {
-    for_each_full_bucket([&](std::size_t b) { head_[b] = kNone; });
-    std::fill(bits_.begin(), bits_.end(), 0);
+    forget_placements();
     size_ = 0;
-    heap_size_ = 0;
-    run_head_ = run_end_ = 0;
-    far_head_ = kNone;
-    far_min_x_ = std::numeric_limits<double>::infinity();
     slab_.clear();
     free_slots_.clear();
     wide_seq_ = false;
@@ -479,20 +474,26 @@ class SerialEventQueue {
     far_min_x_ = std::numeric_limits<double>::infinity();
   }
 
+  // Empties the heap, the run, the ring and the far list (the events stay
+  // in the slab, placed nowhere).
+  void forget_placements() {
+    for_each_full_bucket([&](std::size_t b) { head_[b] = kNone; });
+    std::fill(bits_.begin(), bits_.end(), 0);
+    heap_size_ = 0;
+    run_head_ = run_end_ = 0;
+    far_head_ = kNone;
+    far_min_x_ = std::numeric_limits<double>::infinity();
+  }
+
   // After take_all's fn threw: the events of slots [0, n) not marked free
   // are what is left; each goes into the heap, which holds as many keys as
   // the queue held events (push grew it), so nothing allocates.
   void keep_in_heap(std::size_t n, const std::vector<bool>& is_free) {
-    for_each_full_bucket([&](std::size_t b) { head_[b] = kNone; });
-    std::fill(bits_.begin(), bits_.end(), 0);
-    run_head_ = run_end_ = 0;
-    far_head_ = kNone;
-    far_min_x_ = std::numeric_limits<double>::infinity();
+    forget_placements();
     slab_.erase(slab_.begin() + static_cast<std::ptrdiff_t>(n), slab_.end());
     free_slots_.erase(std::remove_if(free_slots_.begin(), free_slots_.end(),
                                      [n](std::uint32_t s) { return s >= n; }),
                       free_slots_.end());
-    heap_size_ = 0;
     for (std::uint32_t s = 0; s < n; ++s) {
       if (!is_free[s]) heap_push(s);
     }
